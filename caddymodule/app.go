@@ -1,0 +1,122 @@
+// Package caddymodule is the Caddy glue of Fulfilgate: the "fulfilment" app,
+// its HTTP handlers, Caddyfile support, admin API routes, CLI subcommands and
+// metrics. The domain logic lives in the Caddy-free packages tokens,
+// webhooks and versioning; this package only wires them into Caddy.
+package caddymodule
+
+import (
+	"errors"
+	"fmt"
+	"path/filepath"
+	"sync/atomic"
+
+	"github.com/caddyserver/caddy/v2"
+	"go.uber.org/zap"
+)
+
+func init() {
+	caddy.RegisterModule(new(App))
+}
+
+// App is the "fulfilment" Caddy app. It owns the data directory (a Badger
+// database) and the long-running parts of the gateway: token signing keys and
+// partners, the webhook queue and dispatcher, and the change-feed readers.
+//
+// The Badger handle and everything that uses it live in a caddy.UsagePool
+// keyed by the data directory, so that they outlive a config reload (Caddy
+// starts the new config before it stops the old one, and Badger holds an
+// exclusive directory lock). The database is opened in Start, not Provision,
+// so that `caddy validate` works while a server runs.
+type App struct {
+	// DataDir is where the Badger database lives. Default: the "fulfilgate"
+	// folder under Caddy's app data directory.
+	DataDir string `json:"data_dir,omitempty"`
+
+	// Tokens configures partners, clients and access tokens.
+	Tokens *TokensConfig `json:"tokens,omitempty"`
+
+	// Webhooks configures subscriptions and webhook delivery.
+	Webhooks *WebhooksConfig `json:"webhooks,omitempty"`
+
+	// Feeds are the upstream change feeds turned into partner events.
+	Feeds []*FeedConfig `json:"feeds,omitempty"`
+
+	ctx    caddy.Context
+	logger *zap.Logger
+	dir    string
+
+	// state is set by Start and cleared by Stop; request handlers read it
+	// without locks.
+	state atomic.Pointer[sharedState]
+}
+
+// CaddyModule returns the Caddy module information.
+func (*App) CaddyModule() caddy.ModuleInfo {
+	return caddy.ModuleInfo{
+		ID:  "fulfilment",
+		New: func() caddy.Module { return new(App) },
+	}
+}
+
+// Provision validates the configuration. It opens nothing on disk.
+func (a *App) Provision(ctx caddy.Context) error {
+	a.ctx = ctx
+	a.logger = ctx.Logger()
+	a.dir = a.DataDir
+	if a.dir == "" {
+		a.dir = filepath.Join(caddy.AppDataDir(), "fulfilgate")
+	}
+	abs, err := filepath.Abs(a.dir)
+	if err != nil {
+		return fmt.Errorf("data_dir %q: %v", a.dir, err)
+	}
+	a.dir = abs
+	return errors.Join(
+		a.provisionTokens(ctx),
+		a.provisionWebhooks(ctx),
+		a.provisionFeeds(ctx),
+	)
+}
+
+// Start opens (or shares, across a reload) the data directory and starts the
+// subsystems that use it.
+func (a *App) Start() error {
+	st, err := acquireState(a.dir, a.logger)
+	if err != nil {
+		return err
+	}
+	if err := a.startTokens(st); err != nil {
+		_ = releaseState(a.dir)
+		return fmt.Errorf("tokens: %w", err)
+	}
+	if err := a.startWebhooks(st); err != nil {
+		_ = releaseState(a.dir)
+		return fmt.Errorf("webhooks: %w", err)
+	}
+	if err := a.startFeeds(st); err != nil {
+		_ = releaseState(a.dir)
+		return fmt.Errorf("feeds: %w", err)
+	}
+	a.state.Store(st)
+	a.logger.Info("fulfilment app started", zap.String("data_dir", a.dir))
+	return nil
+}
+
+// Stop releases this config's hold on the data directory. The database and
+// the background workers close when the last config using them stops.
+func (a *App) Stop() error {
+	if a.state.Swap(nil) == nil {
+		return nil
+	}
+	return releaseState(a.dir)
+}
+
+// current returns the running shared state, or nil before Start and after
+// Stop. Handlers answer 503 when it is nil.
+func (a *App) current() *sharedState { return a.state.Load() }
+
+// Interface guards
+var (
+	_ caddy.App         = (*App)(nil)
+	_ caddy.Provisioner = (*App)(nil)
+)

@@ -1,0 +1,69 @@
+package caddymodule
+
+import (
+	"github.com/caddyserver/caddy/v2/caddyconfig"
+	"github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
+	"github.com/caddyserver/caddy/v2/caddyconfig/httpcaddyfile"
+)
+
+func init() {
+	httpcaddyfile.RegisterGlobalOption("fulfilment", parseGlobalOption)
+}
+
+// parseGlobalOption parses the fulfilment global option:
+//
+//	{
+//		fulfilment {
+//			data_dir <path>
+//			tokens   { ... }   # see TokensConfig
+//			webhooks { ... }   # see WebhooksConfig
+//			feed <name> { ... } # see FeedConfig; repeatable
+//		}
+//	}
+func parseGlobalOption(d *caddyfile.Dispenser, existing any) (any, error) {
+	app := new(App)
+	if existing != nil {
+		return nil, d.Err("the fulfilment global option may appear only once")
+	}
+	d.Next() // consume option name
+	if d.NextArg() {
+		return nil, d.ArgErr()
+	}
+	for d.NextBlock(0) {
+		switch d.Val() {
+		case "data_dir":
+			if !d.NextArg() {
+				return nil, d.ArgErr()
+			}
+			app.DataDir = d.Val()
+			if d.NextArg() {
+				return nil, d.ArgErr()
+			}
+		case "tokens":
+			if app.Tokens != nil {
+				return nil, d.Err("tokens block given twice")
+			}
+			app.Tokens = new(TokensConfig)
+			if err := app.Tokens.UnmarshalCaddyfile(d.NewFromNextSegment()); err != nil {
+				return nil, err
+			}
+		case "webhooks":
+			if app.Webhooks != nil {
+				return nil, d.Err("webhooks block given twice")
+			}
+			app.Webhooks = new(WebhooksConfig)
+			if err := app.Webhooks.UnmarshalCaddyfile(d.NewFromNextSegment()); err != nil {
+				return nil, err
+			}
+		case "feed":
+			f := new(FeedConfig)
+			if err := f.UnmarshalCaddyfile(d.NewFromNextSegment()); err != nil {
+				return nil, err
+			}
+			app.Feeds = append(app.Feeds, f)
+		default:
+			return nil, d.Errf("unknown fulfilment option %q", d.Val())
+		}
+	}
+	return httpcaddyfile.App{Name: "fulfilment", Value: caddyconfig.JSON(app, nil)}, nil
+}

@@ -1,0 +1,123 @@
+package caddymodule
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"slices"
+	"sync"
+
+	"github.com/caddyserver/caddy/v2"
+	"github.com/dgraph-io/badger/v4"
+	"go.uber.org/zap"
+)
+
+// statePool holds one sharedState per data directory, reference-counted
+// across config loads (Caddy's acmeserver does the same with bbolt).
+var statePool = caddy.NewUsagePool()
+
+// sharedState is everything that lives as long as a data directory is in use
+// by any loaded config: the Badger handle and the long-running services that
+// use it (dispatcher, feed readers, key ring, ...).
+type sharedState struct {
+	DB     *badger.DB
+	Dir    string
+	logger *zap.Logger
+
+	mu       sync.Mutex
+	services map[string]any
+	order    []string // creation order; closed in reverse
+}
+
+// service returns the long-running service registered under name, creating
+// it with make on first use. It lives until the last config using this data
+// directory stops; if it implements interface{ Close() error } it is closed
+// then, in reverse creation order.
+func (s *sharedState) service(name string, make func() (any, error)) (any, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if v, ok := s.services[name]; ok {
+		return v, nil
+	}
+	v, err := make()
+	if err != nil {
+		return nil, err
+	}
+	s.services[name] = v
+	s.order = append(s.order, name)
+	return v, nil
+}
+
+// Destruct closes the services and then the database. Called by the pool
+// when the last reference is released.
+func (s *sharedState) Destruct() error {
+	s.mu.Lock()
+	order := slices.Clone(s.order)
+	services := s.services
+	s.services, s.order = map[string]any{}, nil
+	s.mu.Unlock()
+
+	var errs []error
+	for i := len(order) - 1; i >= 0; i-- {
+		if c, ok := services[order[i]].(interface{ Close() error }); ok {
+			if err := c.Close(); err != nil {
+				errs = append(errs, fmt.Errorf("closing %s: %w", order[i], err))
+			}
+		}
+	}
+	if err := s.DB.Close(); err != nil {
+		errs = append(errs, fmt.Errorf("closing database: %w", err))
+	}
+	s.logger.Info("data directory closed", zap.String("data_dir", s.Dir))
+	return errors.Join(errs...)
+}
+
+func acquireState(dir string, logger *zap.Logger) (*sharedState, error) {
+	v, _, err := statePool.LoadOrNew(dir, func() (caddy.Destructor, error) {
+		return openState(dir, logger)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return v.(*sharedState), nil
+}
+
+func releaseState(dir string) error {
+	_, err := statePool.Delete(dir)
+	return err
+}
+
+func openState(dir string, logger *zap.Logger) (*sharedState, error) {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, fmt.Errorf("creating data dir: %w", err)
+	}
+	db, err := badger.Open(badgerOptions(dir, logger))
+	if err != nil {
+		return nil, fmt.Errorf("opening data dir %s: %w", dir, err)
+	}
+	logger.Info("data directory opened", zap.String("data_dir", dir))
+	return &sharedState{DB: db, Dir: dir, logger: logger, services: map[string]any{}}, nil
+}
+
+// badgerOptions are the database settings: writes are synced (an accepted
+// webhook event must survive kill -9; concurrent commits share one fsync),
+// and indices stay in memory.
+func badgerOptions(dir string, logger *zap.Logger) badger.Options {
+	return badger.DefaultOptions(dir).
+		WithSyncWrites(true).
+		WithLogger(badgerLogger{logger.Named("badger").Sugar()}).
+		WithIndexCacheSize(0).
+		WithNumVersionsToKeep(1).
+		WithMetricsEnabled(false)
+}
+
+// badgerLogger adapts zap's sugared logger to badger.Logger, which wants
+// Warningf.
+type badgerLogger struct{ s *zap.SugaredLogger }
+
+func (l badgerLogger) Errorf(f string, a ...any)   { l.s.Errorf(f, a...) }
+func (l badgerLogger) Warningf(f string, a ...any) { l.s.Warnf(f, a...) }
+func (l badgerLogger) Infof(f string, a ...any)    { l.s.Debugf(f, a...) } // Badger is chatty at info
+func (l badgerLogger) Debugf(f string, a ...any)   { l.s.Debugf(f, a...) }
+
+var _ badger.Logger = badgerLogger{}

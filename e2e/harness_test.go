@@ -1,0 +1,270 @@
+// Package e2e runs the real gateway binary (the same main package xcaddy.sh
+// builds) as a separate process on free loopback ports, with real HTTP
+// clients, receivers and the WMS simulator. Every test gets its own data
+// dir, admin port and listeners, so tests may run in parallel.
+package e2e
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// caddyBin is the binary under test, built once by TestMain (or taken from
+// $FULFILGATE_CADDY, e.g. a ./caddy built by xcaddy.sh).
+var caddyBin string
+
+func TestMain(m *testing.M) {
+	os.Exit(runMain(m))
+}
+
+func runMain(m *testing.M) int {
+	if bin := os.Getenv("FULFILGATE_CADDY"); bin != "" {
+		caddyBin = bin
+		return m.Run()
+	}
+	dir, err := os.MkdirTemp("", "fulfilgate-e2e-bin-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer os.RemoveAll(dir)
+	caddyBin = filepath.Join(dir, "caddy")
+	build := exec.Command("go", "build", "-o", caddyBin, "./cmd/fulfilgate")
+	build.Dir = ".."
+	build.Stdout, build.Stderr = os.Stderr, os.Stderr
+	if err := build.Run(); err != nil {
+		fmt.Fprintln(os.Stderr, "building the gateway:", err)
+		return 1
+	}
+	return m.Run()
+}
+
+// freePort returns a TCP port on 127.0.0.1 that was free a moment ago.
+func freePort(t testing.TB) int {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
+}
+
+// syncBuffer collects a process's output for assertions and failure logs.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// gateway is one running caddy process.
+type gateway struct {
+	t       testing.TB
+	Dir     string // working dir: Caddyfile, data dir, HOME
+	Admin   string // admin address, host:port
+	Env     []string
+	Logs    *syncBuffer
+	cmd     *exec.Cmd
+	done    chan struct{}
+	waitErr error
+}
+
+// startGateway writes caddyfile into a fresh dir and runs `caddy run` on it.
+// The Caddyfile may use {$ADMIN} for its admin address (pass it in the global
+// options as `admin {$ADMIN}`) and {$DATA} for a data dir; env adds more
+// variables (KEY=VALUE). It returns once the admin endpoint answers.
+func startGateway(t testing.TB, caddyfile string, env ...string) *gateway {
+	t.Helper()
+	dir := t.TempDir()
+	g := &gateway{t: t, Dir: dir, Admin: fmt.Sprintf("127.0.0.1:%d", freePort(t)), Logs: &syncBuffer{}}
+	g.Env = append([]string{
+		"ADMIN=" + g.Admin,
+		"DATA=" + filepath.Join(dir, "data"),
+		"HOME=" + dir,
+		"XDG_DATA_HOME=" + filepath.Join(dir, "xdg-data"),
+		"XDG_CONFIG_HOME=" + filepath.Join(dir, "xdg-config"),
+	}, env...)
+	if err := os.WriteFile(filepath.Join(dir, "Caddyfile"), []byte(caddyfile), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	g.start()
+	t.Cleanup(g.Stop)
+	return g
+}
+
+func (g *gateway) start() {
+	g.t.Helper()
+	g.cmd = exec.Command(caddyBin, "run", "--config", "Caddyfile", "--adapter", "caddyfile")
+	g.cmd.Dir = g.Dir
+	g.cmd.Env = append(os.Environ(), g.Env...)
+	g.cmd.Stdout, g.cmd.Stderr = g.Logs, g.Logs
+	if err := g.cmd.Start(); err != nil {
+		g.t.Fatal(err)
+	}
+	g.done = make(chan struct{})
+	go func() { g.waitErr = g.cmd.Wait(); close(g.done) }()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		select {
+		case <-g.done:
+			g.t.Fatalf("caddy exited during start-up: %v\n%s", g.waitErr, g.Logs)
+		default:
+		}
+		resp, err := http.Get("http://" + g.Admin + "/config/")
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return
+			}
+		}
+		if time.Now().After(deadline) {
+			g.t.Fatalf("caddy did not start within 30s\n%s", g.Logs)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// Stop ends the process gracefully (SIGTERM, then SIGKILL after 10 s).
+func (g *gateway) Stop() {
+	if g.cmd == nil || g.cmd.Process == nil {
+		return
+	}
+	select {
+	case <-g.done:
+		return
+	default:
+	}
+	_ = g.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-g.done:
+	case <-time.After(10 * time.Second):
+		g.t.Errorf("caddy did not stop within 10s of SIGTERM")
+		_ = g.cmd.Process.Kill()
+		<-g.done
+	}
+}
+
+// Kill9 ends the process with SIGKILL, as a crash would.
+func (g *gateway) Kill9() {
+	_ = g.cmd.Process.Kill()
+	<-g.done
+}
+
+// Restart starts the same Caddyfile again in the same dir (same data dir and
+// admin address) after Stop or Kill9.
+func (g *gateway) Restart() {
+	g.t.Helper()
+	g.start()
+}
+
+// Reload loads a new Caddyfile into the running process with `caddy reload`.
+func (g *gateway) Reload(caddyfile string) {
+	g.t.Helper()
+	path := filepath.Join(g.Dir, "Caddyfile")
+	if err := os.WriteFile(path, []byte(caddyfile), 0o600); err != nil {
+		g.t.Fatal(err)
+	}
+	out, err := g.CLI("reload", "--config", "Caddyfile", "--adapter", "caddyfile", "--address", g.Admin, "--force")
+	if err != nil {
+		g.t.Fatalf("caddy reload: %v\n%s\nserver logs:\n%s", err, out, g.Logs)
+	}
+}
+
+// CLI runs the binary with args in the gateway's dir and environment (for
+// subcommands such as `caddy fulfilment ...` that talk to the admin API).
+func (g *gateway) CLI(args ...string) (string, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, caddyBin, args...)
+	cmd.Dir = g.Dir
+	cmd.Env = append(os.Environ(), g.Env...)
+	out, err := cmd.CombinedOutput()
+	return string(out), err
+}
+
+// waitHTTP waits until url answers at all (any status).
+func waitHTTP(t testing.TB, url string) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		resp, err := http.Get(url)
+		if err == nil {
+			resp.Body.Close()
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s did not answer within 20s: %v", url, err)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// do sends a request and returns status, headers and body; it fails the test
+// on a transport error.
+func do(t testing.TB, method, url string, body io.Reader, header ...string) (int, http.Header, []byte) {
+	t.Helper()
+	req, err := http.NewRequest(method, url, body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i+1 < len(header); i += 2 {
+		req.Header.Set(header[i], header[i+1])
+	}
+	client := &http.Client{Timeout: 30 * time.Second, CheckRedirect: func(*http.Request, []*http.Request) error {
+		return http.ErrUseLastResponse
+	}}
+	resp, err := client.Do(req)
+	if err != nil {
+		t.Fatalf("%s %s: %v", method, url, err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil && !errors.Is(err, io.EOF) {
+		t.Fatalf("%s %s: reading body: %v", method, url, err)
+	}
+	return resp.StatusCode, resp.Header, b
+}
+
+// repoCaddyfile returns the repository's demo Caddyfile.
+func repoCaddyfile(t testing.TB) string {
+	t.Helper()
+	b, err := os.ReadFile("../Caddyfile")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// contains reports whether s contains every one of subs.
+func contains(s string, subs ...string) bool {
+	for _, sub := range subs {
+		if !strings.Contains(s, sub) {
+			return false
+		}
+	}
+	return true
+}
