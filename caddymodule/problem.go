@@ -1,0 +1,48 @@
+package caddymodule
+
+import (
+	"encoding/json"
+	"net/http"
+	"strconv"
+)
+
+// problem is an RFC 9457 problem details body, the error format of the
+// fulfilment resource interface (decisions §2).
+type problem struct {
+	Type   string `json:"type"`
+	Title  string `json:"title"`
+	Status int    `json:"status"`
+	Detail string `json:"detail,omitempty"`
+	// Field names the offending request field, for validation errors.
+	Field string `json:"field,omitempty"`
+	// Versions lists the versions served, for an unknown version.
+	Versions []string `json:"versions,omitempty"`
+}
+
+// problemTypeBase prefixes the "type" URI of every problem the gateway
+// answers; the fragment names the kind of problem.
+const problemTypeBase = "https://fulfilgate.dev/problems#"
+
+// writeProblem answers status with an application/problem+json body. kind
+// becomes the fragment of the type URI (for example "invalid-token");
+// the title is the status text.
+func writeProblem(w http.ResponseWriter, status int, kind, detail string) {
+	writeProblemBody(w, problem{
+		Type:   problemTypeBase + kind,
+		Title:  http.StatusText(status),
+		Status: status,
+		Detail: detail,
+	})
+}
+
+// writeProblemBody answers p.Status with p as application/problem+json.
+func writeProblemBody(w http.ResponseWriter, p problem) {
+	body, _ := json.Marshal(p) // a problem always marshals
+	h := w.Header()
+	h.Set("Content-Type", "application/problem+json")
+	h.Set("Content-Length", strconv.Itoa(len(body)))
+	h.Set("Cache-Control", "no-store")
+	h.Set("X-Content-Type-Options", "nosniff")
+	w.WriteHeader(p.Status)
+	_, _ = w.Write(body)
+}
