@@ -1,0 +1,100 @@
+package caddymodule
+
+import (
+	"errors"
+	"testing"
+
+	"github.com/dgraph-io/badger/v4"
+	"go.uber.org/zap"
+	"go.uber.org/zap/zaptest/observer"
+)
+
+type closeRecorder struct {
+	name  string
+	order *[]string
+}
+
+func (c closeRecorder) Close() error {
+	*c.order = append(*c.order, c.name)
+	return nil
+}
+
+// Two loads of one data dir share one database (as across a reload); it
+// closes, with its services in reverse order, only after the last release.
+func TestSharedStateAcrossLoads(t *testing.T) {
+	dir := t.TempDir()
+	core, logs := observer.New(zap.DebugLevel)
+	logger := zap.New(core)
+
+	first, err := acquireState(dir, logger)
+	if err != nil {
+		t.Fatal(err)
+	}
+	second, err := acquireState(dir, logger)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if first != second {
+		t.Fatal("second load opened another state for the same data dir")
+	}
+
+	var closed []string
+	made := 0
+	for _, name := range []string{"a", "b", "a"} {
+		if _, err := first.service(name, func() (any, error) {
+			made++
+			return closeRecorder{name, &closed}, nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if made != 2 {
+		t.Fatalf("service constructor ran %d times, want 2 (one per name)", made)
+	}
+	if _, err := first.service("broken", func() (any, error) { return nil, errors.New("no") }); err == nil {
+		t.Fatal("constructor error was swallowed")
+	}
+
+	if err := first.DB.Update(func(txn *badger.Txn) error { return txn.Set([]byte("k"), []byte("v")) }); err != nil {
+		t.Fatal(err)
+	}
+	if err := releaseState(dir); err != nil {
+		t.Fatal(err)
+	}
+	if len(closed) != 0 {
+		t.Fatalf("services closed while a load still used them: %v", closed)
+	}
+	if err := second.DB.View(func(txn *badger.Txn) error { _, err := txn.Get([]byte("k")); return err }); err != nil {
+		t.Fatalf("database unusable after the first release: %v", err)
+	}
+	if err := releaseState(dir); err != nil {
+		t.Fatal(err)
+	}
+	if len(closed) != 2 || closed[0] != "b" || closed[1] != "a" {
+		t.Fatalf("services closed as %v, want [b a]", closed)
+	}
+	if logs.FilterMessage("data directory closed").Len() != 1 {
+		t.Fatal("database close not logged exactly once")
+	}
+
+	// Reopening the same dir works (the lock was released) and keeps data.
+	third, err := acquireState(dir, logger)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer releaseState(dir)
+	if err := third.DB.View(func(txn *badger.Txn) error { _, err := txn.Get([]byte("k")); return err }); err != nil {
+		t.Fatalf("data lost across close and reopen: %v", err)
+	}
+}
+
+func TestBadgerLoggerAdapter(t *testing.T) {
+	core, logs := observer.New(zap.DebugLevel)
+	l := badgerLogger{zap.New(core).Sugar()}
+	l.Warningf("disk %s", "slow")
+	l.Errorf("broken %d", 1)
+	got := logs.All()
+	if len(got) != 2 || got[0].Level != zap.WarnLevel || got[0].Message != "disk slow" || got[1].Level != zap.ErrorLevel {
+		t.Fatalf("unexpected log entries: %+v", got)
+	}
+}
