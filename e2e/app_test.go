@@ -31,3 +31,32 @@ func TestAppOpensAndClosesDataDir(t *testing.T) {
 		t.Fatalf("lock error on restart:\n%s", g.Logs)
 	}
 }
+
+// `caddy validate` provisions a config without starting it, so it must work
+// while a server holds the data dir's Badger lock.
+func TestValidateWhileServerRuns(t *testing.T) {
+	t.Parallel()
+	const cf = `{
+	admin {$ADMIN}
+	fulfilment {
+		data_dir {$DATA}
+	}
+}
+`
+	g := startGateway(t, cf)
+	out, err := g.CLI("validate", "--config", "Caddyfile", "--adapter", "caddyfile")
+	if err != nil {
+		t.Fatalf("caddy validate failed while the server runs: %v\n%s", err, out)
+	}
+	if !contains(out, "Valid configuration") {
+		t.Fatalf("validate did not report a valid configuration:\n%s", out)
+	}
+	// And it refuses a broken one with a clear message.
+	if err := os.WriteFile(filepath.Join(g.Dir, "Broken"), []byte("{\n\tfulfilment {\n\t\tcolour blue\n\t}\n}\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	out, err = g.CLI("validate", "--config", "Broken", "--adapter", "caddyfile")
+	if err == nil || !contains(out, "unknown fulfilment option", "colour") {
+		t.Fatalf("broken config: err=%v, output:\n%s", err, out)
+	}
+}
