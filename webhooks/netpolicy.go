@@ -1,0 +1,167 @@
+package webhooks
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/netip"
+	"strings"
+	"syscall"
+)
+
+// ErrAddressNotAllowed is wrapped by every refusal of NetPolicy: the address
+// is loopback, private, link-local, multicast, unspecified or otherwise not a
+// public unicast address, and no Allow prefix covers it.
+var ErrAddressNotAllowed = errors.New("address not allowed by the webhook network policy")
+
+// NetPolicy is the server-side request forgery guard of webhook delivery.
+// A notification URL may only point at public unicast addresses; Allow names
+// networks that are accepted anyway (for example 127.0.0.0/8 in tests or a
+// partner's receiver on a private network). The zero value (and a nil
+// *NetPolicy) allows public addresses only.
+type NetPolicy struct {
+	// Allow lists networks allowed despite the rules. Default: none.
+	Allow []netip.Prefix
+}
+
+// deniedPrefixes are the special-purpose ranges that are never dialled
+// (IANA IPv4/IPv6 special-purpose address registries), besides what the
+// netip predicates already catch.
+var deniedPrefixes = func() []netip.Prefix {
+	var out []netip.Prefix
+	for _, s := range []string{
+		"0.0.0.0/8",         // "this network"
+		"10.0.0.0/8",        // RFC 1918
+		"100.64.0.0/10",     // carrier-grade NAT (RFC 6598)
+		"127.0.0.0/8",       // loopback
+		"169.254.0.0/16",    // link-local (cloud metadata endpoints)
+		"172.16.0.0/12",     // RFC 1918
+		"192.0.0.0/24",      // IETF protocol assignments
+		"192.0.2.0/24",      // TEST-NET-1
+		"192.88.99.0/24",    // 6to4 relay anycast
+		"192.168.0.0/16",    // RFC 1918
+		"198.18.0.0/15",     // benchmarking
+		"198.51.100.0/24",   // TEST-NET-2
+		"203.0.113.0/24",    // TEST-NET-3
+		"224.0.0.0/4",       // multicast
+		"240.0.0.0/4",       // reserved, includes 255.255.255.255 broadcast
+		"::/96",             // unspecified, loopback, deprecated IPv4-compatible
+		"100::/64",          // discard-only
+		"64:ff9b:1::/48",    // local-use IPv4/IPv6 translation
+		"2001::/23",         // IETF protocol assignments (Teredo, ORCHID, ...)
+		"2001:db8::/32",     // documentation
+		"3fff::/20",         // documentation
+		"5f00::/16",         // segment routing SIDs
+		"fc00::/7",          // unique local (ULA)
+		"fe80::/10",         // link-local
+		"fec0::/10",         // deprecated site-local
+		"ff00::/8",          // multicast
+		"::ffff:0.0.0.0/96", // IPv4-mapped (checked after unmapping too)
+		"::ffff:0:0:0/96",   // IPv4-translated (SIIT)
+	} {
+		out = append(out, netip.MustParsePrefix(s))
+	}
+	return out
+}()
+
+var (
+	nat64Prefix = netip.MustParsePrefix("64:ff9b::/96") // well-known NAT64: embeds an IPv4 address
+	sixToFour   = netip.MustParsePrefix("2002::/16")    // 6to4: embeds an IPv4 address
+)
+
+// AllowedAddr reports whether ip may be dialled: it is covered by an Allow
+// prefix, or it is a public unicast address. IPv4-mapped IPv6 addresses and
+// IPv6 forms that embed an IPv4 address (NAT64, 6to4) are judged by the IPv4
+// address they carry.
+func (p *NetPolicy) AllowedAddr(ip netip.Addr) bool {
+	if !ip.IsValid() {
+		return false
+	}
+	ip = ip.WithZone("")
+	if p != nil {
+		un := ip.Unmap()
+		for _, a := range p.Allow {
+			if a.Contains(ip) || a.Contains(un) {
+				return true
+			}
+		}
+	}
+	return publicAddr(ip)
+}
+
+// publicAddr reports whether ip is a public unicast address.
+func publicAddr(ip netip.Addr) bool {
+	if ip.Is4In6() {
+		return publicAddr(ip.Unmap())
+	}
+	if ip.Is6() {
+		b := ip.As16()
+		switch {
+		case nat64Prefix.Contains(ip):
+			return publicAddr(netip.AddrFrom4([4]byte{b[12], b[13], b[14], b[15]}))
+		case sixToFour.Contains(ip):
+			return publicAddr(netip.AddrFrom4([4]byte{b[2], b[3], b[4], b[5]}))
+		}
+	}
+	if ip.IsUnspecified() || ip.IsLoopback() || ip.IsPrivate() || ip.IsMulticast() ||
+		ip.IsLinkLocalUnicast() || ip.IsLinkLocalMulticast() || ip.IsInterfaceLocalMulticast() {
+		return false
+	}
+	for _, d := range deniedPrefixes {
+		if d.Contains(ip) {
+			return false
+		}
+	}
+	return true
+}
+
+// CheckHost resolves host (a name or an IP literal, with or without
+// brackets, without a port) and returns an error wrapping
+// ErrAddressNotAllowed if ANY of its addresses is not allowed, or a
+// resolution error. It is the registration-time check; Control repeats the
+// check on the address actually dialled.
+func (p *NetPolicy) CheckHost(ctx context.Context, host string) error {
+	host = strings.TrimSuffix(strings.TrimPrefix(host, "["), "]")
+	if host == "" {
+		return errors.New("empty host")
+	}
+	if ip, err := netip.ParseAddr(host); err == nil {
+		if !p.AllowedAddr(ip) {
+			return fmt.Errorf("%w: %s", ErrAddressNotAllowed, ip)
+		}
+		return nil
+	}
+	addrs, err := net.DefaultResolver.LookupNetIP(ctx, "ip", host)
+	if err != nil {
+		return fmt.Errorf("resolving %q: %w", host, err)
+	}
+	if len(addrs) == 0 {
+		return fmt.Errorf("resolving %q: no addresses", host)
+	}
+	for _, a := range addrs {
+		if !p.AllowedAddr(a) {
+			return fmt.Errorf("%w: %s resolves to %s", ErrAddressNotAllowed, host, a)
+		}
+	}
+	return nil
+}
+
+// Control is a net.Dialer.Control hook: it refuses to connect to an address
+// the policy does not allow. It sees the address actually dialled, after
+// name resolution, so DNS rebinding gains nothing.
+func (p *NetPolicy) Control(network, address string, _ syscall.RawConn) error {
+	ap, err := netip.ParseAddrPort(address)
+	if err != nil {
+		return fmt.Errorf("%w: unparsable dial address %q", ErrAddressNotAllowed, address)
+	}
+	if !p.AllowedAddr(ap.Addr()) {
+		return fmt.Errorf("%w: %s", ErrAddressNotAllowed, ap.Addr())
+	}
+	return nil
+}
+
+// Dialer returns a net.Dialer whose Control hook is p.Control.
+func (p *NetPolicy) Dialer() *net.Dialer {
+	return &net.Dialer{Control: p.Control}
+}
