@@ -1,27 +1,285 @@
 package caddymodule
 
 import (
+	"fmt"
+	"net/netip"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
 	"github.com/caddyserver/caddy/v2"
 	"github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
 )
 
-// WebhooksConfig is the "webhooks" block of the fulfilment app. (Filled in by the
-// webhooks work.)
-type WebhooksConfig struct{}
+// Defaults of WebhooksConfig (decisions §4 and §5).
+const (
+	defaultWebhookTimeout          = 10 * time.Second
+	defaultWebhookMaxAttempts      = 185
+	defaultWebhookRetryPeriod      = 24 * time.Hour
+	defaultWebhookDeadRetention    = 7 * 24 * time.Hour
+	defaultWebhookPerTarget        = 4
+	defaultWebhookWorkers          = 64
+	defaultMaxSubscriptionsPartner = 100
+)
 
-// UnmarshalCaddyfile parses the "webhooks { ... }" block of the fulfilment
-// global option; d is positioned on the "webhooks" token.
+// WebhooksConfig is the "webhooks" block of the fulfilment app: the
+// subscriptions API's limits, the SSRF policy and webhook delivery. Every
+// field is optional; a missing block means all defaults.
+//
+// The delivery settings (timeout, attempts, retry period, retention,
+// concurrency, user agent, Standard Webhooks headers) belong to the one
+// dispatcher of a data directory, which outlives config reloads; see
+// startWebhooks for how a reload applies them.
+type WebhooksConfig struct {
+	// Timeout of one delivery attempt: the receiver must answer 2xx within
+	// it. Default: 10s.
+	Timeout caddy.Duration `json:"timeout,omitempty"`
+
+	// MaxAttempts is the number of attempts after which a delivery is given
+	// up and kept as dead. Default: 185.
+	MaxAttempts int `json:"max_attempts,omitempty"`
+
+	// RetryPeriod is how long after its first attempt a delivery is retried
+	// at most; the back-off spreads the attempts over this period.
+	// Default: 24h.
+	RetryPeriod caddy.Duration `json:"retry_period,omitempty"`
+
+	// DeadRetention is how long a dead delivery is kept for listing and
+	// replay before it is deleted. Default: 7 days (168h).
+	DeadRetention caddy.Duration `json:"dead_retention,omitempty"`
+
+	// PerTargetConcurrency caps the attempts in flight to one notification
+	// URL host. Default: 4.
+	PerTargetConcurrency int `json:"per_target_concurrency,omitempty"`
+
+	// Workers is the number of delivery attempts in flight in total.
+	// Default: 64.
+	Workers int `json:"workers,omitempty"`
+
+	// MaxSubscriptionsPerPartner caps each partner's subscriptions; one
+	// more is refused with 409. Default: 100.
+	MaxSubscriptionsPerPartner int `json:"max_subscriptions_per_partner,omitempty"`
+
+	// AllowHTTP accepts plain http notification URLs. Default: false
+	// (https only). Meant for tests and demos.
+	AllowHTTP bool `json:"allow_http,omitempty"`
+
+	// AllowNetworks are networks (CIDR, or a single address) that may be
+	// registered and dialled although the SSRF rules refuse them (loopback,
+	// private, link-local, multicast, unspecified). Default: none.
+	AllowNetworks []string `json:"allow_networks,omitempty"`
+
+	// StandardWebhooks also sends the Standard Webhooks headers
+	// webhook-id, webhook-timestamp and webhook-signature beside the
+	// x-hook-* headers. Default: false.
+	StandardWebhooks bool `json:"standard_webhooks,omitempty"`
+
+	// UserAgent of delivery requests. Default: "Fulfilgate-Webhooks/<version>"
+	// with the gateway module's version.
+	UserAgent string `json:"user_agent,omitempty"`
+
+	allow []netip.Prefix // parsed AllowNetworks
+}
+
+// UnmarshalCaddyfile parses the "webhooks" block of the fulfilment global
+// option; d is positioned on the "webhooks" token. Full syntax:
+//
+//	webhooks {
+//		timeout                       <duration>   # default 10s
+//		max_attempts                  <n>          # default 185
+//		retry_period                  <duration>   # default 24h
+//		dead_retention                <duration>   # default 7d
+//		per_target_concurrency        <n>          # default 4
+//		workers                       <n>          # default 64
+//		max_subscriptions_per_partner <n>          # default 100
+//		allow_http                                 # default off: https only
+//		allow_networks                <cidr|ip...> # repeatable; default none
+//		standard_webhooks                          # default off
+//		user_agent                    <string>     # default Fulfilgate-Webhooks/<version>
+//	}
+//
+// Durations take Caddy's units (ms, s, m, h, d). Each option may appear
+// once, except allow_networks, whose arguments add up.
 func (c *WebhooksConfig) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 	d.Next() // consume "webhooks"
 	if d.NextArg() {
 		return d.ArgErr()
 	}
+	seen := map[string]bool{}
 	for d.NextBlock(0) {
-		return d.Errf("unknown webhooks option %q", d.Val())
+		opt := d.Val()
+		if seen[opt] && opt != "allow_networks" {
+			return d.Errf("webhooks option %q given twice", opt)
+		}
+		seen[opt] = true
+		var err error
+		switch opt {
+		case "timeout":
+			err = parseDurationArg(d, &c.Timeout)
+		case "retry_period":
+			err = parseDurationArg(d, &c.RetryPeriod)
+		case "dead_retention":
+			err = parseDurationArg(d, &c.DeadRetention)
+		case "max_attempts":
+			err = parsePositiveIntArg(d, &c.MaxAttempts)
+		case "per_target_concurrency":
+			err = parsePositiveIntArg(d, &c.PerTargetConcurrency)
+		case "workers":
+			err = parsePositiveIntArg(d, &c.Workers)
+		case "max_subscriptions_per_partner":
+			err = parsePositiveIntArg(d, &c.MaxSubscriptionsPerPartner)
+		case "allow_http":
+			c.AllowHTTP = true
+			if d.NextArg() {
+				return d.ArgErr()
+			}
+		case "standard_webhooks":
+			c.StandardWebhooks = true
+			if d.NextArg() {
+				return d.ArgErr()
+			}
+		case "allow_networks":
+			args := d.RemainingArgs()
+			if len(args) == 0 {
+				return d.ArgErr()
+			}
+			for _, a := range args {
+				if _, err := parseNetwork(a); err != nil {
+					return d.Errf("allow_networks: %v", err)
+				}
+			}
+			c.AllowNetworks = append(c.AllowNetworks, args...)
+		case "user_agent":
+			if !d.NextArg() {
+				return d.ArgErr()
+			}
+			c.UserAgent = d.Val()
+			if d.NextArg() {
+				return d.ArgErr()
+			}
+		default:
+			return d.Errf("unknown webhooks option %q", opt)
+		}
+		if err != nil {
+			return err
+		}
 	}
 	return nil
 }
 
-func (a *App) provisionWebhooks(ctx caddy.Context) error { return nil }
+// parseDurationArg reads exactly one positive duration argument.
+func parseDurationArg(d *caddyfile.Dispenser, into *caddy.Duration) error {
+	opt := d.Val()
+	if !d.NextArg() {
+		return d.ArgErr()
+	}
+	v, err := caddy.ParseDuration(d.Val())
+	if err != nil {
+		return d.Errf("%s: %v", opt, err)
+	}
+	if v <= 0 {
+		return d.Errf("%s must be positive, got %s", opt, d.Val())
+	}
+	if d.NextArg() {
+		return d.ArgErr()
+	}
+	*into = caddy.Duration(v)
+	return nil
+}
 
-func (a *App) startWebhooks(st *sharedState) error { return nil }
+// parsePositiveIntArg reads exactly one positive integer argument.
+func parsePositiveIntArg(d *caddyfile.Dispenser, into *int) error {
+	opt := d.Val()
+	if !d.NextArg() {
+		return d.ArgErr()
+	}
+	v, err := strconv.Atoi(d.Val())
+	if err != nil || v <= 0 {
+		return d.Errf("%s must be a positive integer, got %q", opt, d.Val())
+	}
+	if d.NextArg() {
+		return d.ArgErr()
+	}
+	*into = v
+	return nil
+}
+
+// parseNetwork reads a CIDR prefix or a single address (a one-address
+// prefix), in canonical (masked) form.
+func parseNetwork(s string) (netip.Prefix, error) {
+	if strings.Contains(s, "/") {
+		p, err := netip.ParsePrefix(s)
+		if err != nil {
+			return netip.Prefix{}, fmt.Errorf("%q is not a CIDR network", s)
+		}
+		return p.Masked(), nil
+	}
+	a, err := netip.ParseAddr(s)
+	if err != nil {
+		return netip.Prefix{}, fmt.Errorf("%q is neither a CIDR network nor an IP address", s)
+	}
+	return netip.PrefixFrom(a, a.BitLen()), nil
+}
+
+// withDefaults returns a copy of c (which may be nil) with every unset
+// field given its default, the networks parsed, and the values checked.
+func (c *WebhooksConfig) withDefaults() (*WebhooksConfig, error) {
+	out := new(WebhooksConfig)
+	if c != nil {
+		*out = *c
+		out.AllowNetworks = append([]string(nil), c.AllowNetworks...)
+	}
+	setDur := func(v *caddy.Duration, def time.Duration) {
+		if *v == 0 {
+			*v = caddy.Duration(def)
+		}
+	}
+	setInt := func(v *int, def int) {
+		if *v == 0 {
+			*v = def
+		}
+	}
+	setDur(&out.Timeout, defaultWebhookTimeout)
+	setDur(&out.RetryPeriod, defaultWebhookRetryPeriod)
+	setDur(&out.DeadRetention, defaultWebhookDeadRetention)
+	setInt(&out.MaxAttempts, defaultWebhookMaxAttempts)
+	setInt(&out.PerTargetConcurrency, defaultWebhookPerTarget)
+	setInt(&out.Workers, defaultWebhookWorkers)
+	setInt(&out.MaxSubscriptionsPerPartner, defaultMaxSubscriptionsPartner)
+	if out.UserAgent == "" {
+		out.UserAgent = "Fulfilgate-Webhooks/" + webhooksGatewayVersion()
+	}
+
+	var errs []string
+	for name, v := range map[string]int64{
+		"timeout": int64(out.Timeout), "retry_period": int64(out.RetryPeriod),
+		"dead_retention": int64(out.DeadRetention), "max_attempts": int64(out.MaxAttempts),
+		"per_target_concurrency": int64(out.PerTargetConcurrency), "workers": int64(out.Workers),
+		"max_subscriptions_per_partner": int64(out.MaxSubscriptionsPerPartner),
+	} {
+		if v < 0 {
+			errs = append(errs, name+" must be positive")
+		}
+	}
+	if out.Timeout > out.RetryPeriod {
+		errs = append(errs, fmt.Sprintf("timeout (%s) is longer than retry_period (%s)",
+			time.Duration(out.Timeout), time.Duration(out.RetryPeriod)))
+	}
+	if strings.ContainsAny(out.UserAgent, "\r\n") {
+		errs = append(errs, "user_agent must be one line")
+	}
+	for _, s := range out.AllowNetworks {
+		p, err := parseNetwork(s)
+		if err != nil {
+			errs = append(errs, "allow_networks: "+err.Error())
+			continue
+		}
+		out.allow = append(out.allow, p)
+	}
+	if len(errs) > 0 {
+		slices.Sort(errs)
+		return nil, fmt.Errorf("webhooks: %s", strings.Join(errs, "; "))
+	}
+	return out, nil
+}

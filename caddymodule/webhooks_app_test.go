@@ -1,0 +1,136 @@
+package caddymodule
+
+import (
+	"net/netip"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/caddyserver/caddy/v2"
+	"github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
+)
+
+func TestWebhooksConfigCaddyfile(t *testing.T) {
+	tests := []struct {
+		name    string
+		input   string
+		want    WebhooksConfig
+		wantErr string
+	}{
+		{name: "empty", input: "webhooks", want: WebhooksConfig{}},
+		{name: "empty block", input: "webhooks {\n}", want: WebhooksConfig{}},
+		{name: "timeout", input: "webhooks {\n timeout 3s\n}", want: WebhooksConfig{Timeout: caddy.Duration(3 * time.Second)}},
+		{name: "retry period in days", input: "webhooks {\n retry_period 2d\n}", want: WebhooksConfig{RetryPeriod: caddy.Duration(48 * time.Hour)}},
+		{name: "dead retention", input: "webhooks {\n dead_retention 72h\n}", want: WebhooksConfig{DeadRetention: caddy.Duration(72 * time.Hour)}},
+		{name: "max attempts", input: "webhooks {\n max_attempts 3\n}", want: WebhooksConfig{MaxAttempts: 3}},
+		{name: "per target", input: "webhooks {\n per_target_concurrency 2\n}", want: WebhooksConfig{PerTargetConcurrency: 2}},
+		{name: "workers", input: "webhooks {\n workers 8\n}", want: WebhooksConfig{Workers: 8}},
+		{name: "max subscriptions", input: "webhooks {\n max_subscriptions_per_partner 5\n}", want: WebhooksConfig{MaxSubscriptionsPerPartner: 5}},
+		{name: "allow http", input: "webhooks {\n allow_http\n}", want: WebhooksConfig{AllowHTTP: true}},
+		{name: "standard webhooks", input: "webhooks {\n standard_webhooks\n}", want: WebhooksConfig{StandardWebhooks: true}},
+		{name: "user agent", input: "webhooks {\n user_agent \"Acme Hooks/1.0\"\n}", want: WebhooksConfig{UserAgent: "Acme Hooks/1.0"}},
+		{name: "allow networks repeat", input: "webhooks {\n allow_networks 127.0.0.0/8 ::1\n allow_networks 10.1.0.0/16\n}",
+			want: WebhooksConfig{AllowNetworks: []string{"127.0.0.0/8", "::1", "10.1.0.0/16"}}},
+		{name: "everything", input: `webhooks {
+	timeout 5s
+	max_attempts 3
+	retry_period 5s
+	dead_retention 1h
+	per_target_concurrency 1
+	workers 2
+	max_subscriptions_per_partner 7
+	allow_http
+	allow_networks 127.0.0.0/8
+	standard_webhooks
+	user_agent ua
+}`, want: WebhooksConfig{Timeout: caddy.Duration(5 * time.Second), MaxAttempts: 3, RetryPeriod: caddy.Duration(5 * time.Second),
+			DeadRetention: caddy.Duration(time.Hour), PerTargetConcurrency: 1, Workers: 2, MaxSubscriptionsPerPartner: 7,
+			AllowHTTP: true, AllowNetworks: []string{"127.0.0.0/8"}, StandardWebhooks: true, UserAgent: "ua"}},
+
+		{name: "argument on block", input: "webhooks x", wantErr: "wrong argument count"},
+		{name: "unknown option", input: "webhooks {\n retries 3\n}", wantErr: `unknown webhooks option "retries"`},
+		{name: "twice", input: "webhooks {\n workers 2\n workers 3\n}", wantErr: `"workers" given twice`},
+		{name: "timeout missing", input: "webhooks {\n timeout\n}", wantErr: "wrong argument count"},
+		{name: "timeout extra", input: "webhooks {\n timeout 1s 2s\n}", wantErr: "wrong argument count"},
+		{name: "timeout bad", input: "webhooks {\n timeout soon\n}", wantErr: "timeout:"},
+		{name: "timeout zero", input: "webhooks {\n timeout 0s\n}", wantErr: "timeout must be positive"},
+		{name: "retry negative", input: "webhooks {\n retry_period -1h\n}", wantErr: "retry_period must be positive"},
+		{name: "retention bad", input: "webhooks {\n dead_retention week\n}", wantErr: "dead_retention:"},
+		{name: "attempts zero", input: "webhooks {\n max_attempts 0\n}", wantErr: "max_attempts must be a positive integer"},
+		{name: "attempts text", input: "webhooks {\n max_attempts many\n}", wantErr: "max_attempts must be a positive integer"},
+		{name: "attempts missing", input: "webhooks {\n max_attempts\n}", wantErr: "wrong argument count"},
+		{name: "attempts extra", input: "webhooks {\n max_attempts 1 2\n}", wantErr: "wrong argument count"},
+		{name: "workers negative", input: "webhooks {\n workers -2\n}", wantErr: "workers must be a positive integer"},
+		{name: "per target text", input: "webhooks {\n per_target_concurrency x\n}", wantErr: "per_target_concurrency must be a positive integer"},
+		{name: "max subs zero", input: "webhooks {\n max_subscriptions_per_partner 0\n}", wantErr: "max_subscriptions_per_partner must be a positive integer"},
+		{name: "allow http arg", input: "webhooks {\n allow_http yes\n}", wantErr: "wrong argument count"},
+		{name: "standard arg", input: "webhooks {\n standard_webhooks on\n}", wantErr: "wrong argument count"},
+		{name: "networks missing", input: "webhooks {\n allow_networks\n}", wantErr: "wrong argument count"},
+		{name: "networks bad cidr", input: "webhooks {\n allow_networks 10.0.0.0/33\n}", wantErr: "not a CIDR network"},
+		{name: "networks bad ip", input: "webhooks {\n allow_networks localhost\n}", wantErr: "neither a CIDR network nor an IP address"},
+		{name: "user agent missing", input: "webhooks {\n user_agent\n}", wantErr: "wrong argument count"},
+		{name: "user agent extra", input: "webhooks {\n user_agent a b\n}", wantErr: "wrong argument count"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var got WebhooksConfig
+			err := got.UnmarshalCaddyfile(caddyfile.NewTestDispenser(tt.input))
+			if tt.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+					t.Fatalf("error = %v, want it to contain %q", err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !reflect.DeepEqual(got, tt.want) {
+				t.Fatalf("got %+v\nwant %+v", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestWebhooksConfigDefaults(t *testing.T) {
+	for _, in := range []*WebhooksConfig{nil, {}} {
+		c, err := in.withDefaults()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if time.Duration(c.Timeout) != 10*time.Second || c.MaxAttempts != 185 ||
+			time.Duration(c.RetryPeriod) != 24*time.Hour || time.Duration(c.DeadRetention) != 7*24*time.Hour ||
+			c.PerTargetConcurrency != 4 || c.Workers != 64 || c.MaxSubscriptionsPerPartner != 100 ||
+			c.AllowHTTP || c.StandardWebhooks || len(c.allow) != 0 {
+			t.Fatalf("defaults: %+v", c)
+		}
+		if !strings.HasPrefix(c.UserAgent, "Fulfilgate-Webhooks/") {
+			t.Fatalf("user agent %q", c.UserAgent)
+		}
+	}
+}
+
+func TestWebhooksConfigValidate(t *testing.T) {
+	c, err := (&WebhooksConfig{AllowNetworks: []string{"127.1.2.3/8", "::1"}}).withDefaults()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8"), netip.MustParsePrefix("::1/128")}
+	if !reflect.DeepEqual(c.allow, want) {
+		t.Fatalf("allow = %v, want %v", c.allow, want)
+	}
+	for _, tt := range []struct {
+		in      WebhooksConfig
+		wantErr string
+	}{
+		{WebhooksConfig{Timeout: caddy.Duration(time.Minute), RetryPeriod: caddy.Duration(time.Second)}, "timeout (1m0s) is longer than retry_period (1s)"},
+		{WebhooksConfig{MaxAttempts: -1}, "max_attempts must be positive"},
+		{WebhooksConfig{Workers: -1}, "workers must be positive"},
+		{WebhooksConfig{AllowNetworks: []string{"nowhere"}}, "allow_networks:"},
+		{WebhooksConfig{UserAgent: "a\r\nX-Evil: 1"}, "user_agent must be one line"},
+	} {
+		if _, err := tt.in.withDefaults(); err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+			t.Errorf("%+v: error = %v, want %q", tt.in, err, tt.wantErr)
+		}
+	}
+}
