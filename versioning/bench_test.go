@@ -1,0 +1,23 @@
+package versioning
+
+import "testing"
+
+// BenchmarkMap measures the per-request lookup for the common shapes.
+func BenchmarkMap(b *testing.B) {
+	tab := mustTable(b, demoConfig())
+	for _, p := range []struct{ name, path string }{
+		{"list", "/api/fulfilment/v4/products"},
+		{"item", "/api/fulfilment/v4/outbounds/o-12345"},
+		{"short", "/v3/products/sku-1"},
+		{"escaped", "/api/fulfilment/v4/labels/caf%C3%A9"},
+		{"unknown-version", "/api/fulfilment/v5/products"},
+		{"traversal", "/api/fulfilment/v4/products/%2e%2e/x"},
+	} {
+		b.Run(p.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				_, _ = tab.Map(p.path)
+			}
+		})
+	}
+}

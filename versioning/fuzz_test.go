@@ -1,0 +1,69 @@
+package versioning
+
+import (
+	"net/url"
+	"strings"
+	"testing"
+	"unicode/utf8"
+)
+
+// FuzzMap checks the safety invariant on arbitrary request paths: whatever
+// Map accepts lands under the version's upstream prefix followed by "/",
+// with no dot segment, no empty segment (except a trailing slash), no
+// backslash or control character, and Path is exactly RawPath decoded.
+func FuzzMap(f *testing.F) {
+	for _, s := range []string{
+		"/api/fulfilment/v4/products",
+		"/api/fulfilment/v4/products/42?x=1",
+		"/api/fulfilment/v3/outbounds/o-1/lines/",
+		"/v4/products/7",
+		"/v3/products",
+		"/api/fulfilment/v4/products/../../_debug",
+		"/api/fulfilment/v4/products/%2e%2e/%2e%2e/x",
+		"/api/fulfilment/v4/products/.%2E/x",
+		"/api/fulfilment/v4/products/a%2fb",
+		"/api/fulfilment/v4/products/..;/x",
+		"/api/fulfilment/v4/products/%252e%252e",
+		"/api/fulfilment/v4/products/%c0%ae%c0%ae",
+		"/api/fulfilment/v4/products\\..\\x",
+		"/api/fulfilment/v4//products",
+		"/api/fulfilment/v4/products/%00",
+		"/api/fulfilment/v5/products",
+		"/v4/products/caf%C3%A9",
+		"/v4/products/;x",
+		"/api/fulfilment/v4/shipments/%3b..",
+	} {
+		f.Add(s)
+	}
+	tab := mustTable(f, demoConfig())
+	f.Fuzz(func(t *testing.T, in string) {
+		m, err := tab.Map(in)
+		if err != nil {
+			if m != (Mapping{}) {
+				t.Fatalf("Map(%q) returned a mapping with error %v", in, err)
+			}
+			return
+		}
+		prefix := m.Version.UpstreamPrefixPath() + "/"
+		if !strings.HasPrefix(m.RawPath, prefix) || !strings.HasPrefix(m.Path, prefix) {
+			t.Fatalf("Map(%q) = raw %q path %q, outside %q", in, m.RawPath, m.Path, prefix)
+		}
+		if hasDotSegment(m.Path) || hasDotSegment(m.RawPath) {
+			t.Fatalf("Map(%q) = raw %q path %q has a dot segment", in, m.RawPath, m.Path)
+		}
+		if strings.Contains(strings.TrimSuffix(m.Path, "/"), "//") || strings.ContainsAny(m.Path, "\\\x00\r\n") {
+			t.Fatalf("Map(%q) = path %q has an empty segment or a forbidden character", in, m.Path)
+		}
+		if dec, err := url.PathUnescape(m.RawPath); err != nil || dec != m.Path {
+			t.Fatalf("Map(%q): raw %q decodes to %q (%v), path is %q", in, m.RawPath, dec, err, m.Path)
+		}
+		if !utf8.ValidString(m.Path) {
+			t.Fatalf("Map(%q) = path %q is not UTF-8", in, m.Path)
+		}
+		// What the upstream sees after its own normalisation stays inside.
+		u := &url.URL{Path: m.Path, RawPath: m.RawPath}
+		if !strings.HasPrefix(u.EscapedPath(), prefix) {
+			t.Fatalf("Map(%q): EscapedPath %q outside %q", in, u.EscapedPath(), prefix)
+		}
+	})
+}

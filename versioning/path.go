@@ -1,0 +1,152 @@
+package versioning
+
+// Path safety. Every request path is checked in its escaped form (what
+// net/url's URL.EscapedPath returns) before any of it is mapped, so that no
+// spelling of a path can make the upstream see a path outside the version's
+// prefix, however the upstream decodes or normalises it.
+//
+// A path is accepted only if:
+//   - it starts with "/" and every byte is an RFC 3986 pchar byte, "/" or
+//     part of a "%XX" escape with two hex digits (no raw space, backslash,
+//     control or non-ASCII bytes: URL.EscapedPath never yields them);
+//   - no escape decodes to "/" (%2F), "\" (%5C), "%" (%25, double encoding),
+//     a control character (%00-%1F, %7F);
+//   - no segment is empty ("//"), except one trailing slash at the very end;
+//   - no segment's name, i.e. the part before its first ";" (decoded), is
+//     empty, "." or "..": this rejects "..", "%2e%2e", ".%2E", and the
+//     path-parameter forms "..;x" and ";x" that Java servlet containers
+//     treat as dot or empty segments.
+//
+// The mapped path is additionally required to decode to valid UTF-8 (see
+// Table.Map), which rejects overlong encodings such as "%c0%ae".
+
+// checkPath reports why escaped is not an acceptable request path, or "" if
+// it is. It does not allocate.
+func checkPath(escaped string) string {
+	if len(escaped) == 0 || escaped[0] != '/' {
+		return "the path must start with /"
+	}
+	if len(escaped) == 1 {
+		return "" // the root
+	}
+	return checkSegments(escaped[1:], true)
+}
+
+// checkSegments checks a "/"-separated run of segments (without the leading
+// slash). trailingSlash allows a final empty segment.
+func checkSegments(s string, trailingSlash bool) string {
+	segStart := 0
+	for i := 0; i <= len(s); i++ {
+		if i < len(s) && s[i] != '/' {
+			continue
+		}
+		seg := s[segStart:i]
+		last := i == len(s)
+		if seg == "" {
+			if last && trailingSlash && segStart > 0 {
+				return ""
+			}
+			return "the path has an empty segment"
+		}
+		if why := checkSegment(seg); why != "" {
+			return why
+		}
+		segStart = i + 1
+	}
+	return ""
+}
+
+// checkSegment checks one non-empty segment.
+func checkSegment(seg string) string {
+	nameLen := 0   // decoded length of the name part (before ';')
+	nameDots := 0  // how many of those are '.'
+	inName := true // still before the first ';'
+	for i := 0; i < len(seg); i++ {
+		c := seg[i]
+		if c == '%' {
+			if i+2 >= len(seg) || !isHex(seg[i+1]) || !isHex(seg[i+2]) {
+				return "the path has a malformed percent-escape"
+			}
+			c = unhex(seg[i+1])<<4 | unhex(seg[i+2])
+			i += 2
+			switch {
+			case c == '/':
+				return "the path has an encoded slash"
+			case c == '\\':
+				return "the path has an encoded backslash"
+			case c == '%':
+				return "the path has a double-encoded percent-escape"
+			case c < 0x20 || c == 0x7f:
+				return "the path has an encoded control character"
+			}
+		} else if !isPathByte(c) {
+			return "the path has a character that is not allowed"
+		}
+		if !inName {
+			continue
+		}
+		if c == ';' {
+			inName = false
+			continue
+		}
+		nameLen++
+		if c == '.' {
+			nameDots++
+		}
+	}
+	if nameLen == 0 {
+		return "the path has an empty segment"
+	}
+	if nameDots == nameLen && nameLen <= 2 {
+		return "the path has a dot segment"
+	}
+	return ""
+}
+
+// isPathByte reports whether c may appear unescaped in a path segment:
+// RFC 3986 unreserved, sub-delims, ':' and '@'.
+func isPathByte(c byte) bool {
+	switch {
+	case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9':
+		return true
+	}
+	switch c {
+	case '-', '.', '_', '~', '!', '$', '&', '\'', '(', ')', '*', '+', ',', ';', '=', ':', '@':
+		return true
+	}
+	return false
+}
+
+// isName reports whether s is a plain name: a letter or digit, then letters,
+// digits, '-' or '_'. Version and resource names must be plain names, so
+// that e.g. "_debug" or "%70roducts" never select a resource.
+func isName(s string) bool {
+	if s == "" || !isAlnum(s[0]) {
+		return false
+	}
+	for i := 1; i < len(s); i++ {
+		if c := s[i]; !isAlnum(c) && c != '-' && c != '_' {
+			return false
+		}
+	}
+	return true
+}
+
+func isAlnum(c byte) bool {
+	return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9'
+}
+
+func isHex(c byte) bool {
+	return '0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F'
+}
+
+func unhex(c byte) byte {
+	switch {
+	case '0' <= c && c <= '9':
+		return c - '0'
+	case 'a' <= c && c <= 'f':
+		return c - 'a' + 10
+	default:
+		return c - 'A' + 10
+	}
+}

@@ -1,0 +1,380 @@
+// Package versioning holds the version table of the fulfilment resource
+// interface and maps public request paths onto the upstream warehouse
+// system's paths (decisions §3). It knows nothing of Caddy.
+//
+// Public forms served:
+//
+//	{base}/{version}/{resource}[/rest...]   base defaults to /api/fulfilment
+//	/{version}/{label}[/rest...]            label is one of the short labels (default: products)
+//
+// Both forms of a resource map onto the same upstream path:
+//
+//	{upstream prefix}/{upstream resource}[/rest...]
+//
+// where the upstream resource is the version's own mapping for the public
+// resource name, or the same name when it has none. Query strings are not
+// part of the path and pass unchanged.
+package versioning
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+)
+
+// DefaultBasePath is the base of the long public form.
+const DefaultBasePath = "/api/fulfilment"
+
+// DefaultShortLabels are the short-form resources ("/v4/products").
+var DefaultShortLabels = []string{"products"}
+
+// Config is the version table's configuration.
+type Config struct {
+	// BasePath prefixes the long public form. Default DefaultBasePath.
+	BasePath string
+	// ShortLabels are the resources also served as "/{version}/{label}".
+	// Nil means DefaultShortLabels; an empty non-nil slice means none.
+	ShortLabels []string
+	// Resources maps public resource names onto upstream resource paths for
+	// every version; a version's own Resources override entries here.
+	Resources map[string]string
+	// OnlyMapped serves only resources with a mapping (here or in the
+	// version); others answer NotFoundError. Default false: an unmapped
+	// plain resource name maps onto the same name upstream.
+	OnlyMapped bool
+	// Versions served, current first. At least one.
+	Versions []Version
+}
+
+// Version is one served version.
+type Version struct {
+	// Name is the path segment, e.g. "v4". A plain name.
+	Name string
+	// UpstreamPrefix is the escaped upstream path the version's resources
+	// live under, e.g. "/wms". "" or "/" means the upstream's root.
+	UpstreamPrefix string
+	// Upstream is the version's upstream dial address (host:port), if it has
+	// its own; empty otherwise. The table only carries it.
+	Upstream string
+	// Resources maps public resource names onto upstream resource paths
+	// (one or more segments, escaped, without a leading slash), for
+	// resources whose upstream path differs: "products" -> "items".
+	Resources map[string]string
+	// Deprecation, when set, marks the version deprecated.
+	Deprecation *Deprecation
+
+	// computed by New
+	deprecationHeader string
+	sunsetHeader      string
+	successor         *Version
+	upstreamPaths     map[string]string // public resource -> prefix + "/" + upstream resource
+	prefix            string            // normalised UpstreamPrefix
+}
+
+// Deprecation describes a deprecated version.
+type Deprecation struct {
+	// Since is when the version is (or was) deprecated: the RFC 9745
+	// Deprecation header "@<unix seconds>".
+	Since time.Time
+	// Sunset, if not zero, is when the version stops being served: the
+	// RFC 8594 Sunset header, an HTTP-date.
+	Sunset time.Time
+	// Successor, if not empty, names the served version that replaces this
+	// one: a Link header rel="successor-version" to the same resource there.
+	Successor string
+}
+
+// Table is a validated, immutable version table, safe for concurrent use.
+type Table struct {
+	base       string // with leading slash, without trailing slash
+	short      map[string]bool
+	onlyMapped bool
+	versions   []*Version
+	names      []string
+}
+
+// New validates cfg and builds the table.
+func New(cfg Config) (*Table, error) {
+	t := &Table{base: cfg.BasePath, onlyMapped: cfg.OnlyMapped, short: map[string]bool{}}
+	if t.base == "" {
+		t.base = DefaultBasePath
+	}
+	if t.base == "/" || checkPath(t.base) != "" || t.base[len(t.base)-1] == '/' {
+		return nil, fmt.Errorf("base path %q: must be a safe absolute path without a trailing slash", cfg.BasePath)
+	}
+	labels := cfg.ShortLabels
+	if labels == nil {
+		labels = DefaultShortLabels
+	}
+	for _, l := range labels {
+		if !isName(l) {
+			return nil, fmt.Errorf("short label %q: must be a plain name (letters, digits, '-', '_')", l)
+		}
+		t.short[l] = true
+	}
+	if len(cfg.Versions) == 0 {
+		return nil, errors.New("no versions configured")
+	}
+	if err := checkResources("", cfg.Resources); err != nil {
+		return nil, err
+	}
+	byName := map[string]*Version{}
+	for i := range cfg.Versions {
+		v := cfg.Versions[i] // copy: the table owns its versions
+		if err := t.addVersion(&v, cfg.Resources); err != nil {
+			return nil, err
+		}
+		if byName[v.Name] != nil {
+			return nil, fmt.Errorf("version %q configured twice", v.Name)
+		}
+		vp := &v
+		byName[v.Name] = vp
+		t.versions = append(t.versions, vp)
+		t.names = append(t.names, v.Name)
+	}
+	for _, v := range t.versions {
+		if d := v.Deprecation; d != nil && d.Successor != "" {
+			if d.Successor == v.Name {
+				return nil, fmt.Errorf("version %q: successor is the version itself", v.Name)
+			}
+			if v.successor = byName[d.Successor]; v.successor == nil {
+				return nil, fmt.Errorf("version %q: successor %q is not a served version", v.Name, d.Successor)
+			}
+		}
+	}
+	return t, nil
+}
+
+func (t *Table) addVersion(v *Version, shared map[string]string) error {
+	if !isName(v.Name) {
+		return fmt.Errorf("version name %q: must be a plain name (letters, digits, '-', '_')", v.Name)
+	}
+	v.prefix = v.UpstreamPrefix
+	if v.prefix == "/" {
+		v.prefix = ""
+	}
+	if v.prefix != "" && (checkPath(v.prefix) != "" || v.prefix[len(v.prefix)-1] == '/') {
+		return fmt.Errorf("version %q: upstream prefix %q must be a safe absolute path without a trailing slash", v.Name, v.UpstreamPrefix)
+	}
+	if err := checkResources(v.Name, v.Resources); err != nil {
+		return err
+	}
+	v.upstreamPaths = make(map[string]string, len(shared)+len(v.Resources))
+	for pub, up := range shared {
+		v.upstreamPaths[pub] = v.prefix + "/" + up
+	}
+	for pub, up := range v.Resources {
+		v.upstreamPaths[pub] = v.prefix + "/" + up
+	}
+	if d := v.Deprecation; d != nil {
+		if d.Since.IsZero() {
+			return fmt.Errorf("version %q: deprecated without a date", v.Name)
+		}
+		if !d.Sunset.IsZero() && d.Sunset.Before(d.Since) {
+			return fmt.Errorf("version %q: sunset %s is before the deprecation date %s", v.Name,
+				d.Sunset.Format(time.RFC3339), d.Since.Format(time.RFC3339))
+		}
+		v.deprecationHeader = "@" + strconv.FormatInt(d.Since.Unix(), 10)
+		if !d.Sunset.IsZero() {
+			v.sunsetHeader = d.Sunset.UTC().Format(http.TimeFormat)
+		}
+	}
+	return nil
+}
+
+func checkResources(version string, m map[string]string) error {
+	where := "resource map"
+	if version != "" {
+		where = fmt.Sprintf("version %q: resource map", version)
+	}
+	for pub, up := range m {
+		if !isName(pub) {
+			return fmt.Errorf("%s: public name %q must be a plain name (letters, digits, '-', '_')", where, pub)
+		}
+		if up == "" || up[len(up)-1] == '/' || checkSegments(up, false) != "" {
+			return fmt.Errorf("%s: upstream path %q for %q must be safe path segments without leading or trailing slash", where, up, pub)
+		}
+	}
+	return nil
+}
+
+// Names lists the versions served, in configuration order. The caller must
+// not modify it.
+func (t *Table) Names() []string { return t.names }
+
+// BasePath is the base of the long public form.
+func (t *Table) BasePath() string { return t.base }
+
+// Mapping is where a public path goes upstream.
+type Mapping struct {
+	// Version is the version the path named.
+	Version *Version
+	// Resource is the public resource name.
+	Resource string
+	// Rest is the escaped remainder after the resource ("" or "/...").
+	Rest string
+	// Short reports whether the request used the short form.
+	Short bool
+	// RawPath is the escaped upstream path; Path is the same path decoded.
+	// Set both on the request's URL (Path, RawPath).
+	Path, RawPath string
+}
+
+// Map maps an escaped request path (URL.EscapedPath) onto the upstream. It
+// returns *PathError for an unsafe path, *UnknownVersionError for a version
+// not served and *NotFoundError for a path that names no served resource.
+// On success Mapping.RawPath starts with the version's upstream prefix
+// followed by "/", and neither it nor Mapping.Path has a dot segment.
+//
+// Map allocates only for errors and when the result path needs building:
+// at most two allocations (one when the path has no percent-escapes, none
+// when it names a resource without a remainder).
+func (t *Table) Map(escaped string) (Mapping, error) {
+	if why := checkPath(escaped); why != "" {
+		return Mapping{}, &PathError{Reason: why}
+	}
+	var m Mapping
+	var ver string
+	if rest, ok := cutPrefix(escaped, t.base); ok && (rest == "" || rest[0] == '/') {
+		if rest == "" || rest == "/" {
+			return Mapping{}, &NotFoundError{Reason: "no version in the path"}
+		}
+		ver, rest = cutSegment(rest[1:])
+		if rest == "" || rest == "/" {
+			if t.version(ver) == nil {
+				return Mapping{}, t.unknown(ver)
+			}
+			return Mapping{}, &NotFoundError{Reason: "no resource in the path"}
+		}
+		m.Resource, m.Rest = cutSegment(rest[1:])
+	} else {
+		ver, rest = cutSegment(escaped[1:])
+		if rest == "" {
+			return Mapping{}, &NotFoundError{Reason: "not a fulfilment resource path"}
+		}
+		m.Resource, m.Rest = cutSegment(rest[1:])
+		if !t.short[m.Resource] {
+			return Mapping{}, &NotFoundError{Reason: "not a fulfilment resource path"}
+		}
+		m.Short = true
+	}
+	v := t.version(ver)
+	if v == nil {
+		return Mapping{}, t.unknown(ver)
+	}
+	m.Version = v
+	if !isName(m.Resource) {
+		return Mapping{}, &NotFoundError{Reason: "no such resource"}
+	}
+	up, ok := v.upstreamPaths[m.Resource]
+	if !ok {
+		if t.onlyMapped {
+			return Mapping{}, &NotFoundError{Reason: "no such resource"}
+		}
+		m.RawPath = v.prefix + "/" + m.Resource + m.Rest
+	} else {
+		m.RawPath = up
+		if m.Rest != "" {
+			m.RawPath = up + m.Rest
+		}
+	}
+	m.Path = m.RawPath
+	if hasEscape(m.RawPath) {
+		p := unescape(m.RawPath)
+		if !utf8.ValidString(p) {
+			return Mapping{}, &PathError{Reason: "the path does not decode to valid UTF-8"}
+		}
+		m.Path = p
+	}
+	return m, nil
+}
+
+func (t *Table) version(name string) *Version {
+	for _, v := range t.versions {
+		if v.Name == name {
+			return v
+		}
+	}
+	return nil
+}
+
+func (t *Table) unknown(ver string) error {
+	return &UnknownVersionError{Version: ver, Served: t.names}
+}
+
+// cutPrefix is strings.CutPrefix (kept local to document the hot path).
+func cutPrefix(s, prefix string) (string, bool) {
+	if len(s) >= len(prefix) && s[:len(prefix)] == prefix {
+		return s[len(prefix):], true
+	}
+	return s, false
+}
+
+// cutSegment splits s at its first "/": the segment and the rest, which is
+// "" or starts with "/".
+func cutSegment(s string) (seg, rest string) {
+	for i := 0; i < len(s); i++ {
+		if s[i] == '/' {
+			return s[:i], s[i:]
+		}
+	}
+	return s, ""
+}
+
+// unescape decodes the percent-escapes of s, which checkPath has accepted
+// (every '%' starts a valid escape), with one allocation.
+func unescape(s string) string {
+	var b strings.Builder
+	b.Grow(len(s))
+	for i := 0; i < len(s); i++ {
+		if s[i] == '%' {
+			b.WriteByte(unhex(s[i+1])<<4 | unhex(s[i+2]))
+			i += 2
+			continue
+		}
+		b.WriteByte(s[i])
+	}
+	return b.String()
+}
+
+func hasEscape(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] == '%' {
+			return true
+		}
+	}
+	return false
+}
+
+// Deprecated reports whether the version is deprecated.
+func (v *Version) Deprecated() bool { return v.Deprecation != nil }
+
+// DeprecationHeader is the RFC 9745 Deprecation header value ("@<unix>"),
+// or "" when the version is not deprecated.
+func (v *Version) DeprecationHeader() string { return v.deprecationHeader }
+
+// SunsetHeader is the RFC 8594 Sunset header value (an HTTP-date), or "".
+func (v *Version) SunsetHeader() string { return v.sunsetHeader }
+
+// UpstreamPrefixPath is the normalised upstream prefix ("" for the root).
+func (v *Version) UpstreamPrefixPath() string { return v.prefix }
+
+// SuccessorLink is the Link header value pointing at the same resource in
+// the successor version, in the form the request used, for example
+// `</api/fulfilment/v4/products/42>; rel="successor-version"`; "" when the
+// version has no successor.
+func (t *Table) SuccessorLink(m Mapping) string {
+	s := m.Version.successor
+	if s == nil {
+		return ""
+	}
+	base := t.base
+	if m.Short {
+		base = ""
+	}
+	return "<" + base + "/" + s.Name + "/" + m.Resource + m.Rest + `>; rel="successor-version"`
+}
