@@ -1,0 +1,92 @@
+package tokens
+
+import (
+	"encoding/hex"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/dgraph-io/badger/v4"
+)
+
+// fakeClock is an injectable clock.
+type fakeClock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func newFakeClock() *fakeClock {
+	return &fakeClock{t: time.Date(2026, 3, 1, 10, 0, 0, 250_000_000, time.UTC)}
+}
+
+func (c *fakeClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.t
+}
+
+func (c *fakeClock) Add(d time.Duration) {
+	c.mu.Lock()
+	c.t = c.t.Add(d)
+	c.mu.Unlock()
+}
+
+func openDB(t testing.TB, dir string) *badger.DB {
+	t.Helper()
+	db, err := badger.Open(badger.DefaultOptions(dir).WithLogger(nil).WithSyncWrites(true))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return db
+}
+
+// newTestService opens a service on a fresh Badger dir with a fake clock
+// and cfg applied.
+func newTestService(t testing.TB, cfg Config) (*Service, *fakeClock, string) {
+	t.Helper()
+	dir := t.TempDir()
+	db := openDB(t, dir)
+	t.Cleanup(func() { db.Close() })
+	clk := newFakeClock()
+	s, err := Open(Options{DB: db, Clock: clk.Now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Configure(cfg); err != nil {
+		t.Fatal(err)
+	}
+	return s, clk, dir
+}
+
+const (
+	acmeSecret   = "acme-demo-secret-0123456789abcdefghijkl"
+	globexSecret = "globex-demo-secret-0123456789abcdefghijk"
+)
+
+func demoPartners() []StaticPartner {
+	return []StaticPartner{
+		{ID: "partner-acme", Consolidation: true, WebhookKey: "acme-webhook-key-0123456789abcdefghijkl",
+			Clients: []StaticClient{{ID: "acme-client", Secret: acmeSecret}}},
+		{ID: "partner-globex", WebhookKey: "globex-webhook-key-0123456789abcdefghijk",
+			Clients: []StaticClient{{ID: "globex-client", Secret: globexSecret}}},
+	}
+}
+
+// mustToken authenticates and gets a token.
+func mustToken(t testing.TB, s *Service, id, secret string) Token {
+	t.Helper()
+	c, ok := s.Authenticate(id, secret)
+	if !ok {
+		t.Fatalf("client %s did not authenticate", id)
+	}
+	tok, err := s.Token(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tok
+}
+
+func hexSHA(s string) string {
+	d := secretDigest(s)
+	return hex.EncodeToString(d[:])
+}

@@ -1,0 +1,446 @@
+package tokens
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/dgraph-io/badger/v4"
+)
+
+// Badger keys of the token state, all under "tok/".
+const (
+	keyPepper        = "tok/pepper"
+	prefixPartner    = "tok/partner/"
+	prefixClient     = "tok/client/"
+	prefixSigningKey = "tok/key/"
+)
+
+type partnerRecord struct {
+	ID            string    `json:"id"`
+	Consolidation bool      `json:"consolidation"`
+	WebhookKey    string    `json:"webhook_key"`
+	Disabled      bool      `json:"disabled,omitempty"`
+	Created       time.Time `json:"created"`
+}
+
+type clientRecord struct {
+	ID      string    `json:"id"`
+	Partner string    `json:"partner"`
+	Hash    []byte    `json:"hash"`
+	Version string    `json:"version"`
+	Active  bool      `json:"active"`
+	Created time.Time `json:"created"`
+}
+
+type keyRecord struct {
+	KID      string    `json:"kid"`
+	Alg      string    `json:"alg"`
+	Material []byte    `json:"material"`
+	Created  time.Time `json:"created"`
+	Retired  time.Time `json:"retired,omitzero"`
+}
+
+// load reads the pepper (creating it on first use), generated keys and
+// dynamic partners and clients.
+func (s *Service) load() error {
+	s.dynPartners, s.dynClients, s.genKeys = map[string]*Partner{}, map[string]*client{}, map[string]*key{}
+	return s.db.Update(func(txn *badger.Txn) error {
+		item, err := txn.Get([]byte(keyPepper))
+		switch {
+		case errors.Is(err, badger.ErrKeyNotFound):
+			pepper := make([]byte, 32)
+			if _, err := io.ReadFull(s.rand, pepper); err != nil {
+				return err
+			}
+			if err := txn.Set([]byte(keyPepper), pepper); err != nil {
+				return err
+			}
+			s.hasher = hasher{pepper: pepper}
+		case err != nil:
+			return err
+		default:
+			pepper, err := item.ValueCopy(nil)
+			if err != nil {
+				return err
+			}
+			s.hasher = hasher{pepper: pepper}
+		}
+		if err := eachJSON(txn, prefixPartner, func(r *partnerRecord) error {
+			s.dynPartners[r.ID] = &Partner{ID: r.ID, Consolidation: r.Consolidation,
+				WebhookKey: []byte(r.WebhookKey), Disabled: r.Disabled, Created: r.Created}
+			return nil
+		}); err != nil {
+			return err
+		}
+		if err := eachJSON(txn, prefixClient, func(r *clientRecord) error {
+			if len(r.Hash) != 32 {
+				return fmt.Errorf("client %s: corrupt hash", r.ID)
+			}
+			c := &client{ID: r.ID, PartnerID: r.Partner, version: r.Version, Active: r.Active, Created: r.Created}
+			copy(c.hash[:], r.Hash)
+			s.dynClients[r.ID] = c
+			return nil
+		}); err != nil {
+			return err
+		}
+		return eachJSON(txn, prefixSigningKey, func(r *keyRecord) error {
+			k, err := newKey(r.KID, r.Alg, r.Material)
+			if err != nil {
+				return err
+			}
+			k.Created, k.Retired = r.Created, r.Retired
+			s.genKeys[k.KID] = k
+			return nil
+		})
+	})
+}
+
+func eachJSON[T any](txn *badger.Txn, prefix string, f func(*T) error) error {
+	it := txn.NewIterator(badger.IteratorOptions{Prefix: []byte(prefix), PrefetchValues: true, PrefetchSize: 100})
+	defer it.Close()
+	for it.Rewind(); it.Valid(); it.Next() {
+		v, err := it.Item().ValueCopy(nil)
+		if err != nil {
+			return err
+		}
+		r := new(T)
+		if err := json.Unmarshal(v, r); err != nil {
+			return fmt.Errorf("decoding %s: %w", it.Item().Key(), err)
+		}
+		if err := f(r); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func setJSON(txn *badger.Txn, key string, v any) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	return txn.Set([]byte(key), b)
+}
+
+// keyRetention is how long a retired generated key still verifies: the
+// longest lifetime plus the largest leeway, so every token it signed has
+// expired by then.
+const keyRetention = MaxLifetime + MaxLeeway
+
+// generatedRing returns the ring of generated keys of alg, creating a key
+// when there is none (or always, when rotate is set) and pruning retired
+// keys past keyRetention. Called with mu held.
+func (s *Service) generatedRing(alg string, rotate bool) (*ring, error) {
+	now := s.clock()
+	var current *key
+	for _, k := range s.genKeys {
+		if k.Alg == alg && k.Retired.IsZero() && (current == nil || k.Created.After(current.Created)) {
+			current = k
+		}
+	}
+	var changed []*key
+	var deleted []string
+	if current == nil || rotate {
+		mat, err := generateKeyMaterial(s.rand, alg)
+		if err != nil {
+			return nil, err
+		}
+		kid, err := newID(s.rand, now.UTC().Format("20060102")+"-", 6)
+		if err != nil {
+			return nil, err
+		}
+		k, err := newKey(kid, alg, mat)
+		if err != nil {
+			return nil, err
+		}
+		k.Created = now
+		if current != nil {
+			old := *current
+			old.Retired = now
+			changed = append(changed, &old)
+		}
+		changed = append(changed, k)
+		current = k
+	}
+	for kid, k := range s.genKeys {
+		if !k.Retired.IsZero() && now.Sub(k.Retired) > keyRetention {
+			deleted = append(deleted, kid)
+		}
+	}
+	if len(changed) > 0 || len(deleted) > 0 {
+		err := s.db.Update(func(txn *badger.Txn) error {
+			for _, k := range changed {
+				if err := setJSON(txn, prefixSigningKey+k.KID, keyRecord{KID: k.KID, Alg: k.Alg,
+					Material: keyMaterial(k), Created: k.Created, Retired: k.Retired}); err != nil {
+					return err
+				}
+			}
+			for _, kid := range deleted {
+				if err := txn.Delete([]byte(prefixSigningKey + kid)); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			return nil, fmt.Errorf("storing signing keys: %w", err)
+		}
+		for _, k := range changed {
+			s.genKeys[k.KID] = k
+		}
+		for _, kid := range deleted {
+			delete(s.genKeys, kid)
+		}
+	}
+	r := &ring{alg: alg, current: current, byKID: map[string]*key{}}
+	for kid, k := range s.genKeys {
+		if k.Alg == alg {
+			r.byKID[kid] = k
+		}
+	}
+	return r, nil
+}
+
+// keyMaterial returns the raw material newKey was built from.
+func keyMaterial(k *key) []byte {
+	switch v := k.sign.(type) {
+	case []byte:
+		return v
+	case interface{ Seed() []byte }:
+		return v.Seed()
+	}
+	return nil
+}
+
+// RotateSigningKey makes a new generated key current. Tokens signed by the
+// previous key stay valid until they expire. Configured keys are rotated in
+// the configuration instead (ErrStatic).
+func (s *Service) RotateSigningKey() (KeyInfo, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(s.cfg.Keys) > 0 {
+		return KeyInfo{}, fmt.Errorf("signing keys are %w: add the new key first in the list", ErrStatic)
+	}
+	r, err := s.generatedRing(s.settings.Load().alg, true)
+	if err != nil {
+		return KeyInfo{}, err
+	}
+	s.ring.Store(r)
+	s.log.Info("signing key rotated")
+	return r.info()[0], nil
+}
+
+// Credentials are a client id and its secret, shown once.
+type Credentials struct {
+	ClientID     string `json:"client_id"`
+	ClientSecret string `json:"client_secret"`
+}
+
+// NewPartner is what CreatePartner returns: shown once.
+type NewPartner struct {
+	Partner    PartnerInfo `json:"partner"`
+	Credentials
+	WebhookKey string `json:"webhook_key"`
+}
+
+// CreatePartner creates a partner with one client, a fresh secret and a
+// fresh webhook key, and returns them (the only time the secret is shown).
+func (s *Service) CreatePartner(id string, consolidation bool) (NewPartner, error) {
+	if err := checkID("partner", id); err != nil {
+		return NewPartner{}, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if _, ok := s.reg.Load().partners[id]; ok {
+		return NewPartner{}, fmt.Errorf("partner %s %w", id, ErrExists)
+	}
+	wk, err := newSecret(s.rand)
+	if err != nil {
+		return NewPartner{}, err
+	}
+	p := &Partner{ID: id, Consolidation: consolidation, WebhookKey: []byte(wk), Created: s.clock().UTC()}
+	c, creds, err := s.newClient(id)
+	if err != nil {
+		return NewPartner{}, err
+	}
+	if err := s.db.Update(func(txn *badger.Txn) error {
+		if err := setJSON(txn, prefixPartner+id, partnerRecord{ID: id, Consolidation: consolidation,
+			WebhookKey: wk, Created: p.Created}); err != nil {
+			return err
+		}
+		return setJSON(txn, prefixClient+c.ID, recordOf(c))
+	}); err != nil {
+		return NewPartner{}, err
+	}
+	s.dynPartners[id] = p
+	s.dynClients[c.ID] = c
+	s.publish()
+	s.log.Info("partner created", zapPartner(id), zapClient(c.ID))
+	return NewPartner{Partner: s.reg.Load().info(id), Credentials: creds, WebhookKey: wk}, nil
+}
+
+func (r *registry) info(id string) PartnerInfo {
+	for _, p := range r.list() {
+		if p.ID == id {
+			return p
+		}
+	}
+	return PartnerInfo{}
+}
+
+// PartnerInfo returns one partner without secrets.
+func (s *Service) PartnerInfo(id string) (PartnerInfo, error) {
+	reg := s.reg.Load()
+	if _, ok := reg.partners[id]; !ok {
+		return PartnerInfo{}, fmt.Errorf("partner %s %w", id, ErrNotFound)
+	}
+	return reg.info(id), nil
+}
+
+func recordOf(c *client) clientRecord {
+	return clientRecord{ID: c.ID, Partner: c.PartnerID, Hash: c.hash[:], Version: c.version, Active: c.Active, Created: c.Created}
+}
+
+// newClient makes a client with a fresh id and secret (not yet stored).
+func (s *Service) newClient(partnerID string) (*client, Credentials, error) {
+	id, err := newID(s.rand, strings.ToLower(partnerID)+"-", 8)
+	if err != nil {
+		return nil, Credentials{}, err
+	}
+	if len(id) > 64 {
+		if id, err = newID(s.rand, "client-", 12); err != nil {
+			return nil, Credentials{}, err
+		}
+	}
+	secret, err := newSecret(s.rand)
+	if err != nil {
+		return nil, Credentials{}, err
+	}
+	d := secretDigest(secret)
+	return &client{ID: id, PartnerID: partnerID, hash: s.hasher.hash(d), version: secretVersion(d),
+		Active: true, Created: s.clock().UTC()}, Credentials{ClientID: id, ClientSecret: secret}, nil
+}
+
+// dynamicPartner returns a partner that the admin API may change.
+func (s *Service) dynamicPartner(id string) (*Partner, error) {
+	if _, ok := s.static.partners[id]; ok {
+		return nil, fmt.Errorf("partner %s is %w", id, ErrStatic)
+	}
+	p, ok := s.dynPartners[id]
+	if !ok {
+		return nil, fmt.Errorf("partner %s %w", id, ErrNotFound)
+	}
+	return p, nil
+}
+
+// dynamicClient returns a client of partnerID that the admin API may change.
+func (s *Service) dynamicClient(partnerID, clientID string) (*client, error) {
+	if _, err := s.dynamicPartner(partnerID); err != nil {
+		return nil, err
+	}
+	c, ok := s.dynClients[clientID]
+	if !ok || c.PartnerID != partnerID {
+		return nil, fmt.Errorf("client %s of partner %s %w", clientID, partnerID, ErrNotFound)
+	}
+	return c, nil
+}
+
+// AddClient adds a client with a fresh secret to a partner.
+func (s *Service) AddClient(partnerID string) (Credentials, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if _, err := s.dynamicPartner(partnerID); err != nil {
+		return Credentials{}, err
+	}
+	c, creds, err := s.newClient(partnerID)
+	if err != nil {
+		return Credentials{}, err
+	}
+	if err := s.putClient(c); err != nil {
+		return Credentials{}, err
+	}
+	s.log.Info("client added", zapPartner(partnerID), zapClient(c.ID))
+	return creds, nil
+}
+
+// putClient stores c and publishes it. Called with mu held.
+func (s *Service) putClient(c *client) error {
+	if err := s.db.Update(func(txn *badger.Txn) error { return setJSON(txn, prefixClient+c.ID, recordOf(c)) }); err != nil {
+		return err
+	}
+	s.dynClients[c.ID] = c
+	s.reuse.Delete(c.ID)
+	s.publish()
+	return nil
+}
+
+// RotateSecret gives a client a fresh secret; its outstanding tokens stop
+// being valid at once.
+func (s *Service) RotateSecret(partnerID, clientID string) (Credentials, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	old, err := s.dynamicClient(partnerID, clientID)
+	if err != nil {
+		return Credentials{}, err
+	}
+	secret, err := newSecret(s.rand)
+	if err != nil {
+		return Credentials{}, err
+	}
+	d := secretDigest(secret)
+	c := *old
+	c.hash, c.version = s.hasher.hash(d), secretVersion(d)
+	if err := s.putClient(&c); err != nil {
+		return Credentials{}, err
+	}
+	s.log.Info("client secret rotated", zapPartner(partnerID), zapClient(clientID))
+	return Credentials{ClientID: clientID, ClientSecret: secret}, nil
+}
+
+// SetClientActive disables (or enables again) a client. A disabled client
+// gets no token and its outstanding tokens are refused.
+func (s *Service) SetClientActive(partnerID, clientID string, active bool) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	old, err := s.dynamicClient(partnerID, clientID)
+	if err != nil {
+		return err
+	}
+	c := *old
+	c.Active = active
+	if err := s.putClient(&c); err != nil {
+		return err
+	}
+	s.log.Info("client active changed", zapPartner(partnerID), zapClient(clientID), zapBool("active", active))
+	return nil
+}
+
+// RotateWebhookKey gives a partner a fresh webhook key and returns it.
+func (s *Service) RotateWebhookKey(partnerID string) (string, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	old, err := s.dynamicPartner(partnerID)
+	if err != nil {
+		return "", err
+	}
+	wk, err := newSecret(s.rand)
+	if err != nil {
+		return "", err
+	}
+	p := *old
+	p.WebhookKey = []byte(wk)
+	if err := s.db.Update(func(txn *badger.Txn) error {
+		return setJSON(txn, prefixPartner+p.ID, partnerRecord{ID: p.ID, Consolidation: p.Consolidation,
+			WebhookKey: wk, Disabled: p.Disabled, Created: p.Created})
+	}); err != nil {
+		return "", err
+	}
+	s.dynPartners[p.ID] = &p
+	s.publish()
+	s.log.Info("webhook key rotated", zapPartner(partnerID))
+	return wk, nil
+}

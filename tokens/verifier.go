@@ -1,0 +1,236 @@
+package tokens
+
+import (
+	"errors"
+	"hash/maphash"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/golang-jwt/jwt/v5"
+)
+
+// Fault classifies a refused access token (decisions §2).
+type Fault int
+
+const (
+	// FaultMissing: no Authorization header, or not a Bearer token: 401
+	// with WWW-Authenticate: Bearer realm="fulfilment".
+	FaultMissing Fault = iota + 1
+	// FaultInvalid: any fault of the token but expiry alone: 401
+	// invalid_token.
+	FaultInvalid
+	// FaultExpired: a genuine, otherwise valid token whose exp has passed:
+	// 403 invalid_token.
+	FaultExpired
+)
+
+// VerifyError tells why a token was refused. Reason is safe to log and to
+// show: it never contains the token.
+type VerifyError struct {
+	Fault  Fault
+	Reason string
+}
+
+func (e *VerifyError) Error() string { return e.Reason }
+
+func invalid(reason string) *VerifyError { return &VerifyError{Fault: FaultInvalid, Reason: reason} }
+
+var (
+	errMissing  = &VerifyError{Fault: FaultMissing, Reason: "a Bearer access token is required"}
+	errExpired  = &VerifyError{Fault: FaultExpired, Reason: "The access token expired"}
+	errRevoked  = invalid("the access token was revoked")
+	errOldKey   = invalid("the access token's signing key is no longer valid")
+	errNotYet   = invalid("the access token is not yet valid")
+	errBadToken = invalid("the access token is invalid")
+)
+
+// Identity is who a valid token speaks for.
+type Identity struct {
+	PartnerID string
+	ClientID  string
+	Expires   time.Time
+}
+
+// VerifyHeader verifies the token of an Authorization header.
+func (s *Service) VerifyHeader(authorization string) (Identity, *VerifyError) {
+	if authorization == "" {
+		return Identity{}, errMissing
+	}
+	tok, ok := ParseBearer(authorization)
+	if !ok {
+		return Identity{}, errMissing
+	}
+	return s.Verify(tok)
+}
+
+// Verify checks an access token. The signature, algorithm (pinned; never
+// taken from the header), key id (looked up only in the gateway's ring),
+// typ, issuer, audience, subject and client are checked before expiry, so a
+// token is reported expired (FaultExpired) only when every other check
+// passes; any other fault, with or without expiry, is FaultInvalid.
+//
+// A token whose signature and fixed claims checked out once is remembered
+// (bounded cache keyed by the whole token), so the hot path does no
+// signature work for a token already seen; the revocable parts (key still
+// in the ring, client active, secret version, time) are checked every time.
+func (s *Service) Verify(token string) (Identity, *VerifyError) {
+	if token == "" || len(token) > MaxTokenLength {
+		return Identity{}, errBadToken
+	}
+	st := s.settings.Load()
+	cache := s.cache.Load()
+	v, ok := cache.get(token)
+	if !ok {
+		var err *VerifyError
+		if v, err = s.verifySignature(st, token); err != nil {
+			return Identity{}, err
+		}
+		cache.put(token, v, s.clock())
+	}
+	return s.checkLive(st, v)
+}
+
+// verified is what a token's signature and fixed claims established.
+type verified struct {
+	partner, client, sv, kid string
+	iat, nbf, exp            time.Time
+}
+
+func (s *Service) verifySignature(st *settings, token string) (*verified, *VerifyError) {
+	r := s.ring.Load()
+	var claims accessClaims
+	var kid string
+	_, err := st.parser.ParseWithClaims(token, &claims, func(t *jwt.Token) (any, error) {
+		if typ, _ := t.Header["typ"].(string); !strings.EqualFold(typ, TokenType) && !strings.EqualFold(typ, "application/"+TokenType) {
+			return nil, errors.New("typ is not at+jwt")
+		}
+		kid, _ = t.Header["kid"].(string)
+		k, ok := r.byKID[kid]
+		if !ok || kid == "" {
+			return nil, errors.New("unknown kid")
+		}
+		if t.Method.Alg() != k.Alg {
+			return nil, errors.New("algorithm does not match the key")
+		}
+		return k.verify, nil
+	})
+	if err != nil {
+		switch {
+		case errors.Is(err, jwt.ErrTokenMalformed):
+			return nil, invalid("the access token is malformed")
+		case errors.Is(err, jwt.ErrTokenUnverifiable):
+			return nil, invalid("the access token's key or type is not accepted")
+		default:
+			return nil, invalid("the access token's signature is invalid")
+		}
+	}
+	switch {
+	case claims.Issuer != st.issuer:
+		return nil, invalid("the access token's issuer is not accepted")
+	case !contains(claims.Audience, st.audience):
+		return nil, invalid("the access token's audience is not accepted")
+	case claims.ExpiresAt == nil:
+		return nil, invalid("the access token has no expiry")
+	case claims.IssuedAt == nil:
+		return nil, invalid("the access token has no issue time")
+	case claims.Subject == "" || claims.ClientID == "" || claims.ID == "":
+		return nil, invalid("the access token lacks sub, client_id or jti")
+	}
+	v := &verified{partner: claims.Subject, client: claims.ClientID, sv: claims.SV, kid: kid,
+		iat: claims.IssuedAt.Time, exp: claims.ExpiresAt.Time}
+	if claims.NotBefore != nil {
+		v.nbf = claims.NotBefore.Time
+	}
+	return v, nil
+}
+
+func contains(list []string, s string) bool {
+	for _, v := range list {
+		if v == s {
+			return true
+		}
+	}
+	return false
+}
+
+// checkLive checks what can change after issue: the key is still in the
+// ring, the client is active with the same secret, the partner is enabled;
+// then time: not before iat/nbf, and finally exp.
+func (s *Service) checkLive(st *settings, v *verified) (Identity, *VerifyError) {
+	if _, ok := s.ring.Load().byKID[v.kid]; !ok {
+		return Identity{}, errOldKey
+	}
+	reg := s.reg.Load()
+	c, ok := reg.clients[v.client]
+	if !ok || !c.Active || c.PartnerID != v.partner || c.version != v.sv {
+		return Identity{}, errRevoked
+	}
+	if p, ok := reg.partners[v.partner]; !ok || p.Disabled {
+		return Identity{}, errRevoked
+	}
+	now := s.clock()
+	limit := now.Add(st.leeway)
+	if v.iat.After(limit) || (!v.nbf.IsZero() && v.nbf.After(limit)) {
+		return Identity{}, errNotYet
+	}
+	if !now.Before(v.exp.Add(st.leeway)) {
+		return Identity{}, errExpired
+	}
+	return Identity{PartnerID: v.partner, ClientID: v.client, Expires: v.exp}, nil
+}
+
+// verifyCache remembers tokens whose signature and fixed claims are good.
+// Only genuine tokens enter it, so its size is bounded by issuance; it is
+// also capped per shard.
+type verifyCache struct {
+	seed   maphash.Seed
+	shards [16]verifyShard
+}
+
+type verifyShard struct {
+	mu sync.RWMutex
+	m  map[string]*verified
+}
+
+const verifyCachePerShard = 4096
+
+func newVerifyCache() *verifyCache {
+	c := &verifyCache{seed: maphash.MakeSeed()}
+	for i := range c.shards {
+		c.shards[i].m = map[string]*verified{}
+	}
+	return c
+}
+
+func (c *verifyCache) shard(k string) *verifyShard {
+	return &c.shards[maphash.String(c.seed, k)%uint64(len(c.shards))]
+}
+
+func (c *verifyCache) get(token string) (*verified, bool) {
+	sh := c.shard(token)
+	sh.mu.RLock()
+	v, ok := sh.m[token]
+	sh.mu.RUnlock()
+	return v, ok
+}
+
+func (c *verifyCache) put(token string, v *verified, now time.Time) {
+	sh := c.shard(token)
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	if len(sh.m) >= verifyCachePerShard {
+		for k, e := range sh.m {
+			if now.Sub(e.exp) > MaxLeeway {
+				delete(sh.m, k)
+			}
+		}
+		for k := range sh.m {
+			if len(sh.m) < verifyCachePerShard {
+				break
+			}
+			delete(sh.m, k)
+		}
+	}
+	sh.m[token] = v
+}
