@@ -1,0 +1,185 @@
+package webhooks
+
+import (
+	"bytes"
+	"context"
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/base64"
+	"errors"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"strconv"
+	"time"
+)
+
+// maxResponseRead is how much of a receiver's response body is read (and
+// discarded) so the connection can be reused; the rest is not read.
+const maxResponseRead = 64 << 10
+
+// newHTTPClient is the default delivery client: it dials through the SSRF
+// policy (the address actually dialled is checked), uses no proxy (a proxy
+// would hide the real destination from the check), and follows no redirects
+// (a 3xx is a failed attempt).
+func newHTTPClient(p *NetPolicy, perHost int) *http.Client {
+	d := &net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second, Control: p.Control}
+	tr := &http.Transport{
+		Proxy:               nil,
+		DialContext:         d.DialContext,
+		ForceAttemptHTTP2:   true,
+		MaxIdleConns:        1024,
+		MaxIdleConnsPerHost: max(perHost, 2),
+		IdleConnTimeout:     90 * time.Second,
+		TLSHandshakeTimeout: 10 * time.Second,
+		DisableCompression:  true,
+	}
+	return &http.Client{Transport: tr, CheckRedirect: func(*http.Request, []*http.Request) error {
+		return http.ErrUseLastResponse
+	}}
+}
+
+// StandardSignature returns the Standard Webhooks signature header value
+// "v1,<base64 HMAC-SHA256(id.timestamp.body)>".
+func StandardSignature(key []byte, id string, timestamp int64, body []byte) string {
+	m := hmac.New(sha256.New, key)
+	m.Write([]byte(id))
+	m.Write([]byte{'.'})
+	m.Write(strconv.AppendInt(nil, timestamp, 10))
+	m.Write([]byte{'.'})
+	m.Write(body)
+	return "v1," + base64.StdEncoding.EncodeToString(m.Sum(nil))
+}
+
+// send makes one HTTP attempt of d (attempt number n) and returns its log
+// record; ok reports a 2xx answer within the timeout.
+func (s *Service) send(ctx context.Context, d *delivery, n int) (rec AttemptRecord, ok bool) {
+	now := s.clock()
+	rec = AttemptRecord{At: now.UTC(), Attempt: n}
+	start := time.Now()
+	defer func() { rec.Latency = time.Since(start) }()
+
+	key, err := s.opts.WebhookKey(d.PartnerID)
+	if err != nil {
+		rec.Error = "webhook key: " + err.Error()
+		return rec, false
+	}
+	body := d.Event.Payload().Body()
+	ctx, cancel := context.WithTimeout(ctx, s.opts.Timeout)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, d.URL, bytes.NewReader(body))
+	if err != nil {
+		rec.Error = "request: " + err.Error()
+		return rec, false
+	}
+	ts := now.Unix()
+	h := req.Header
+	h.Set("Content-Type", "application/json")
+	h.Set("User-Agent", s.opts.UserAgent)
+	h["x-hook-signature"] = []string{Sign(key, body)}
+	h["x-hook-id"] = []string{d.ID}
+	h["x-hook-attempt"] = []string{strconv.Itoa(n)}
+	h["x-hook-timestamp"] = []string{strconv.FormatInt(ts, 10)}
+	if s.opts.StandardWebhooks {
+		h["webhook-id"] = []string{d.ID}
+		h["webhook-timestamp"] = []string{strconv.FormatInt(ts, 10)}
+		h["webhook-signature"] = []string{StandardSignature(key, d.ID, ts, body)}
+	}
+	resp, err := s.client.Do(req)
+	if err != nil {
+		rec.Error = attemptError(ctx, err, s.opts.Timeout)
+		return rec, false
+	}
+	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, maxResponseRead))
+	resp.Body.Close()
+	rec.Status = resp.StatusCode
+	switch {
+	case resp.StatusCode >= 200 && resp.StatusCode < 300:
+		return rec, true
+	case resp.StatusCode >= 300 && resp.StatusCode < 400:
+		rec.Error = "redirect not followed"
+	}
+	return rec, false
+}
+
+// attemptError describes a transport failure without the URL (which may
+// carry a partner's secret query parameters).
+func attemptError(ctx context.Context, err error, timeout time.Duration) string {
+	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		return "timeout after " + timeout.String()
+	}
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		err = ue.Err
+	}
+	return err.Error()
+}
+
+// run is one dispatched delivery: check the subscription still exists, make
+// the attempt, decide what follows, and hand the result to the committer.
+func (s *Service) run(d *delivery, oldKey []byte, tgt string) {
+	defer s.workers.Done()
+	released := false
+	release := func() {
+		if released {
+			return
+		}
+		released = true
+		s.sched.mu.Lock()
+		s.sched.active--
+		if s.sched.targets[tgt]--; s.sched.targets[tgt] <= 0 {
+			delete(s.sched.targets, tgt)
+		}
+		s.sched.mu.Unlock()
+		s.sched.poke()
+	}
+	defer release()
+
+	r := ackResult{d: d, oldKey: oldKey}
+	if sub, ok := s.subs.lookup(d.SubscriptionID); !ok || sub.PartnerID != d.PartnerID {
+		r.outcome = OutcomeDropped
+	} else {
+		n := d.Attempts + 1
+		rec, ok := s.send(s.ctx, d, n)
+		if s.ctx.Err() != nil {
+			// Closing: the attempt was cancelled and the delivery stays
+			// queued as it was (at least once).
+			s.forget(d.ID)
+			return
+		}
+		s.obs.Attempt(rec.Latency, rec.Status)
+		release()
+		d.Attempts, d.TotalAttempts = n, d.TotalAttempts+1
+		if d.First.IsZero() {
+			d.First = rec.At
+		}
+		d.logAttempt(rec)
+		switch {
+		case ok:
+			r.outcome = OutcomeSuccess
+		default:
+			next, retry := s.retry.Next(n, d.First, s.clock(), s.rand())
+			if retry {
+				r.outcome, d.Due = OutcomeFailure, next
+			} else {
+				r.outcome, d.Due = OutcomeDead, s.clock().UTC()
+			}
+		}
+	}
+	select {
+	case s.acks <- r:
+	case <-s.committerDone:
+		s.forget(d.ID)
+	}
+}
+
+// forget ends a dispatch that will not be acknowledged.
+func (s *Service) forget(id string) {
+	sc := &s.sched
+	sc.mu.Lock()
+	delete(sc.inflight, id)
+	sc.pending--
+	sc.idle.Broadcast()
+	sc.mu.Unlock()
+}

@@ -1,0 +1,155 @@
+package webhooks
+
+import (
+	"errors"
+
+	"github.com/dgraph-io/badger/v4"
+	"go.uber.org/zap"
+)
+
+// maxAckBatch bounds the acknowledgements committed in one transaction.
+const maxAckBatch = 512
+
+// ackResult is the outcome of one dispatched delivery, to be written.
+type ackResult struct {
+	d       *delivery // updated record (attempts, log, Due)
+	oldKey  []byte    // its schedule key when it was dispatched
+	outcome Outcome
+}
+
+// writes applies r to txn: success and dropped delete the delivery, failure
+// moves its schedule key, dead moves it to the dead letters.
+func (s *Service) writes(txn *badger.Txn, r *ackResult) error {
+	d := r.d
+	qk := []byte(queuePrefix + d.ID)
+	errs := []error{txn.Delete(r.oldKey)}
+	switch r.outcome {
+	case OutcomeSuccess, OutcomeDropped:
+		errs = append(errs, txn.Delete(qk))
+	case OutcomeFailure:
+		errs = append(errs, txn.Set(qk, d.marshal()), txn.Set(dueKey(d.Due, d.ID), nil))
+	case OutcomeDead:
+		d.Expires = d.Due.Add(s.opts.DeadRetention)
+		errs = append(errs, txn.Delete(qk),
+			txn.Set([]byte(deadPrefix+d.ID), d.marshal()),
+			txn.Set(timeKey(deadExpPrefix, d.Expires, d.ID), nil))
+	}
+	return errors.Join(errs...)
+}
+
+// committer writes acknowledgements in batches: it takes whatever results
+// are waiting (up to maxAckBatch) and commits them in one transaction, so
+// under load one fsync covers many deliveries.
+func (s *Service) committer() {
+	defer close(s.committerDone)
+	batch := make([]ackResult, 0, maxAckBatch)
+	for {
+		select {
+		case r := <-s.acks:
+			batch = append(batch[:0], r)
+		case <-s.stopCommit:
+			// Record what finished before Close, then stop.
+			batch = batch[:0]
+			for len(batch) < cap(batch) {
+				select {
+				case r := <-s.acks:
+					batch = append(batch, r)
+					continue
+				default:
+				}
+				break
+			}
+			if len(batch) > 0 {
+				s.commitAcks(batch)
+			}
+			return
+		}
+	fill:
+		for len(batch) < maxAckBatch {
+			select {
+			case r := <-s.acks:
+				batch = append(batch, r)
+			default:
+				break fill
+			}
+		}
+		s.commitAcks(batch)
+	}
+}
+
+// commitAcks commits batch (splitting it if the transaction grows too big)
+// and then updates the in-memory state, counters and observer.
+func (s *Service) commitAcks(batch []ackResult) {
+	committed := make([]bool, len(batch))
+	for i := 0; i < len(batch); {
+		txn := s.db.NewTransaction(true)
+		j := i
+		for ; j < len(batch); j++ {
+			if err := s.writes(txn, &batch[j]); err != nil {
+				if errors.Is(err, badger.ErrTxnTooBig) && j > i {
+					break
+				}
+				s.log.Error("webhooks: recording delivery outcome", zap.String("delivery", batch[j].d.ID), zap.Error(err))
+				break
+			}
+		}
+		if j == i { // even one result does not fit or failed: skip it
+			txn.Discard()
+			i++
+			continue
+		}
+		err := txn.Commit()
+		if err != nil {
+			s.log.Error("webhooks: committing delivery outcomes", zap.Int("count", j-i), zap.Error(err))
+		}
+		for k := i; k < j; k++ {
+			committed[k] = err == nil
+		}
+		i = j
+	}
+
+	sc := &s.sched
+	var dq, dd int64
+	sc.mu.Lock()
+	for i := range batch {
+		r := &batch[i]
+		id := r.d.ID
+		delete(sc.inflight, id)
+		if sc.scanning {
+			sc.doneDuring[id] = true
+		}
+		sc.pending--
+		if !committed[i] {
+			// Not recorded: it stays due under its old key; make sure the
+			// next pass looks there again.
+			sc.pendingLow = minKey(sc.pendingLow, r.oldKey)
+			continue
+		}
+		switch r.outcome {
+		case OutcomeSuccess, OutcomeDropped:
+			dq--
+		case OutcomeFailure:
+			sc.pendingLow = minKey(sc.pendingLow, dueKey(r.d.Due, r.d.ID))
+		case OutcomeDead:
+			dq--
+			dd++
+		}
+	}
+	sc.idle.Broadcast()
+	sc.mu.Unlock()
+	sc.poke()
+	s.queued.Add(dq)
+	s.dead.Add(dd)
+	for i := range batch {
+		if committed[i] {
+			s.obs.Delivery(batch[i].d.Event.Name, batch[i].outcome)
+			if batch[i].outcome == OutcomeDead {
+				s.log.Warn("webhooks: delivery moved to dead letters", zap.String("delivery", batch[i].d.ID),
+					zap.String("subscription", batch[i].d.SubscriptionID), zap.Int("attempts", batch[i].d.Attempts))
+			}
+		}
+	}
+	if dq != 0 || dd != 0 {
+		s.reportDepth()
+	}
+}

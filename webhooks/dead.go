@@ -1,0 +1,191 @@
+package webhooks
+
+import (
+	"errors"
+	"time"
+
+	"github.com/dgraph-io/badger/v4"
+)
+
+// Queued lists queued deliveries matching f, soonest next attempt first.
+func (s *Service) Queued(f ListFilter) ([]DeliveryInfo, error) {
+	return s.list(duePrefix, queuePrefix, f, false)
+}
+
+// Dead lists dead letters matching f, oldest first (soonest purged first).
+func (s *Service) Dead(f ListFilter) ([]DeliveryInfo, error) {
+	return s.list(deadExpPrefix, deadPrefix, f, true)
+}
+
+// list walks the time index idxPrefix and reads each record under recPrefix.
+func (s *Service) list(idxPrefix, recPrefix string, f ListFilter, dead bool) ([]DeliveryInfo, error) {
+	out := []DeliveryInfo{}
+	err := s.db.View(func(txn *badger.Txn) error {
+		it := txn.NewIterator(badger.IteratorOptions{Prefix: []byte(idxPrefix)})
+		defer it.Close()
+		for it.Rewind(); it.Valid() && len(out) < f.limit(); it.Next() {
+			_, id, ok := parseTimeKey(idxPrefix, it.Item().Key())
+			if !ok {
+				continue
+			}
+			d, err := getRecord(txn, recPrefix, id)
+			if errors.Is(err, badger.ErrKeyNotFound) {
+				continue
+			} else if err != nil {
+				return err
+			}
+			if f.match(d) {
+				out = append(out, d.info(dead))
+			}
+		}
+		return nil
+	})
+	return out, err
+}
+
+func getRecord(txn *badger.Txn, prefix, id string) (*delivery, error) {
+	item, err := txn.Get([]byte(prefix + id))
+	if err != nil {
+		return nil, err
+	}
+	var d *delivery
+	err = item.Value(func(v []byte) error {
+		var e error
+		d, e = unmarshalDelivery(v)
+		return e
+	})
+	return d, err
+}
+
+// Replay re-queues the dead letter deliveryID: due now, its attempt counter
+// reset and a fresh retry period, the same x-hook-id. A delivery that is not
+// dead is ErrNotFound.
+func (s *Service) Replay(deliveryID string) error {
+	n, err := s.replay(func(txn *badger.Txn) ([]*delivery, error) {
+		d, err := getRecord(txn, deadPrefix, deliveryID)
+		if errors.Is(err, badger.ErrKeyNotFound) {
+			return nil, ErrNotFound
+		}
+		return []*delivery{d}, err
+	})
+	if err == nil && n == 0 {
+		err = ErrNotFound
+	}
+	return err
+}
+
+// ReplaySubscription re-queues every dead letter of subscriptionID that died
+// at or after since, like Replay. It returns how many it re-queued.
+func (s *Service) ReplaySubscription(subscriptionID string, since time.Time) (int, error) {
+	total := 0
+	for {
+		n, err := s.replay(func(txn *badger.Txn) ([]*delivery, error) {
+			var ds []*delivery
+			it := txn.NewIterator(badger.IteratorOptions{Prefix: []byte(deadPrefix), PrefetchValues: true})
+			defer it.Close()
+			for it.Rewind(); it.Valid() && len(ds) < 1000; it.Next() {
+				var d *delivery
+				err := it.Item().Value(func(v []byte) error {
+					var e error
+					d, e = unmarshalDelivery(v)
+					return e
+				})
+				if err != nil {
+					return nil, err
+				}
+				if d.SubscriptionID == subscriptionID && !d.Due.Before(since) {
+					ds = append(ds, d)
+				}
+			}
+			return ds, nil
+		})
+		total += n
+		if err != nil || n < 1000 {
+			return total, err
+		}
+	}
+}
+
+// replay moves the dead letters pick returns back to the queue in one
+// transaction (retried on conflict).
+func (s *Service) replay(pick func(txn *badger.Txn) ([]*delivery, error)) (int, error) {
+	if s.closed.Load() {
+		return 0, errClosed
+	}
+	for try := 0; ; try++ {
+		var moved []*delivery
+		now := s.clock().UTC()
+		err := s.db.Update(func(txn *badger.Txn) error {
+			ds, err := pick(txn)
+			if err != nil {
+				return err
+			}
+			for _, d := range ds {
+				exp := timeKey(deadExpPrefix, d.Expires, d.ID)
+				d.Attempts, d.First, d.Due, d.Expires = 0, time.Time{}, now, time.Time{}
+				if err := errors.Join(txn.Delete([]byte(deadPrefix+d.ID)), txn.Delete(exp),
+					txn.Set([]byte(queuePrefix+d.ID), d.marshal()), txn.Set(dueKey(now, d.ID), nil)); err != nil {
+					return err
+				}
+			}
+			moved = ds
+			return nil
+		})
+		if errors.Is(err, badger.ErrConflict) && try < maxConflictRetries {
+			continue
+		}
+		if err != nil {
+			return 0, err
+		}
+		if len(moved) > 0 {
+			s.queued.Add(int64(len(moved)))
+			s.dead.Add(-int64(len(moved)))
+			s.sched.noteDue(dueKey(now, ""))
+			s.reportDepth()
+		}
+		return len(moved), nil
+	}
+}
+
+// PurgeDead deletes dead letters whose retention has passed (by the
+// injected clock). Start runs it hourly; it returns how many it deleted.
+func (s *Service) PurgeDead() (int, error) {
+	total := 0
+	for try := 0; ; {
+		now, n := s.clock(), 0
+		err := s.db.Update(func(txn *badger.Txn) error {
+			n = 0
+			it := txn.NewIterator(badger.IteratorOptions{Prefix: []byte(deadExpPrefix)})
+			defer it.Close()
+			for it.Rewind(); it.Valid() && n < 2000; it.Next() {
+				exp, id, ok := parseTimeKey(deadExpPrefix, it.Item().Key())
+				if !ok {
+					continue
+				}
+				if exp.After(now) {
+					break
+				}
+				if err := errors.Join(txn.Delete(it.Item().KeyCopy(nil)), txn.Delete([]byte(deadPrefix+id))); err != nil {
+					return err
+				}
+				n++
+			}
+			return nil
+		})
+		if errors.Is(err, badger.ErrConflict) && try < maxConflictRetries {
+			try++
+			continue
+		}
+		if err != nil {
+			return total, err
+		}
+		if n > 0 {
+			total += n
+			s.dead.Add(-int64(n))
+			s.reportDepth()
+		}
+		if n < 2000 {
+			return total, nil
+		}
+	}
+}

@@ -1,0 +1,162 @@
+package webhooks
+
+import (
+	"crypto/rand"
+	"encoding/base32"
+	"encoding/binary"
+	"encoding/json"
+	"net/url"
+	"strings"
+	"time"
+)
+
+// Badger keys of the queue:
+//
+//	wh/q/<delivery id>                        → delivery JSON (queued)
+//	wh/due/<8-byte big-endian unix nanos><id> → "" (schedule index)
+//	wh/dead/<delivery id>                     → delivery JSON (dead letter)
+//	wh/dexp/<8-byte big-endian unix nanos><id>→ "" (dead-letter expiry index)
+const (
+	queuePrefix   = "wh/q/"
+	duePrefix     = "wh/due/"
+	deadPrefix    = "wh/dead/"
+	deadExpPrefix = "wh/dexp/"
+)
+
+// MaxAttemptLog is how many attempts a delivery remembers (the latest).
+const MaxAttemptLog = 20
+
+// AttemptRecord is one entry of a delivery's attempt log.
+type AttemptRecord struct {
+	At      time.Time     `json:"at"`
+	Attempt int           `json:"attempt"`
+	Status  int           `json:"status,omitempty"` // HTTP status; 0 when Error is set
+	Error   string        `json:"error,omitempty"`
+	Latency time.Duration `json:"latencyNs"`
+}
+
+// delivery is the stored state of one event for one subscription.
+type delivery struct {
+	ID             string          `json:"id"`
+	SubscriptionID string          `json:"sub"`
+	PartnerID      string          `json:"partner"`
+	Event          Event           `json:"ev"`
+	URL            string          `json:"url"`
+	Test           bool            `json:"test,omitempty"`
+	Attempts       int             `json:"n"`               // attempts made in the current window
+	TotalAttempts  int             `json:"total,omitempty"` // attempts made ever (replays included)
+	Created        time.Time       `json:"created"`
+	First          time.Time       `json:"first,omitzero"` // first attempt of the current window
+	Due            time.Time       `json:"due"`            // next attempt (queued) or when it died (dead)
+	Expires        time.Time       `json:"exp,omitzero"`   // dead only: when the dead letter is purged
+	Log            []AttemptRecord `json:"log,omitempty"`
+}
+
+// DeliveryInfo is the operations view of a queued or dead delivery.
+type DeliveryInfo struct {
+	ID             string          `json:"id"` // the x-hook-id
+	SubscriptionID string          `json:"subscriptionId"`
+	PartnerID      string          `json:"partnerId"`
+	Event          string          `json:"event"`
+	Identifier     string          `json:"identifier"`
+	URL            string          `json:"notificationUrl"`
+	Test           bool            `json:"test,omitempty"`
+	Attempts       int             `json:"attempts"`
+	Created        time.Time       `json:"createdAt"`
+	FirstAttempt   time.Time       `json:"firstAttemptAt,omitzero"`
+	NextAttempt    time.Time       `json:"nextAttemptAt,omitzero"` // queued only
+	DeadAt         time.Time       `json:"deadAt,omitzero"`        // dead only
+	Log            []AttemptRecord `json:"log"`
+}
+
+// ListFilter narrows Queued and Dead. Zero fields match everything; Limit 0
+// means 100, at most 10000.
+type ListFilter struct {
+	SubscriptionID string
+	PartnerID      string
+	Limit          int
+}
+
+func (f ListFilter) limit() int {
+	switch {
+	case f.Limit <= 0:
+		return 100
+	case f.Limit > 10000:
+		return 10000
+	}
+	return f.Limit
+}
+
+func (f ListFilter) match(d *delivery) bool {
+	return (f.SubscriptionID == "" || f.SubscriptionID == d.SubscriptionID) &&
+		(f.PartnerID == "" || f.PartnerID == d.PartnerID)
+}
+
+func (d *delivery) info(dead bool) DeliveryInfo {
+	in := DeliveryInfo{ID: d.ID, SubscriptionID: d.SubscriptionID, PartnerID: d.PartnerID,
+		Event: d.Event.Name, Identifier: d.Event.Identifier, URL: d.URL, Test: d.Test,
+		Attempts: d.Attempts, Created: d.Created, FirstAttempt: d.First, Log: d.Log}
+	if in.Log == nil {
+		in.Log = []AttemptRecord{}
+	}
+	if dead {
+		in.DeadAt = d.Due
+	} else {
+		in.NextAttempt = d.Due
+	}
+	return in
+}
+
+func (d *delivery) logAttempt(r AttemptRecord) {
+	d.Log = append(d.Log, r)
+	if n := len(d.Log); n > MaxAttemptLog {
+		d.Log = append(d.Log[:0:0], d.Log[n-MaxAttemptLog:]...)
+	}
+}
+
+func (d *delivery) marshal() []byte {
+	b, _ := json.Marshal(d) // cannot fail: plain types only
+	return b
+}
+
+func unmarshalDelivery(v []byte) (*delivery, error) {
+	d := new(delivery)
+	return d, json.Unmarshal(v, d)
+}
+
+// target is the per-target concurrency key: the notification URL's host
+// (with port), lower-cased.
+func target(rawURL string) string {
+	u, err := url.Parse(rawURL)
+	if err != nil {
+		return rawURL
+	}
+	return strings.ToLower(u.Host)
+}
+
+func timeKey(prefix string, t time.Time, id string) []byte {
+	k := make([]byte, 0, len(prefix)+8+len(id))
+	k = append(k, prefix...)
+	k = binary.BigEndian.AppendUint64(k, uint64(max(t.UnixNano(), 0)))
+	return append(k, id...)
+}
+
+func dueKey(t time.Time, id string) []byte { return timeKey(duePrefix, t, id) }
+
+// parseTimeKey splits a timeKey back into its time and id.
+func parseTimeKey(prefix string, k []byte) (time.Time, string, bool) {
+	if len(k) < len(prefix)+8 {
+		return time.Time{}, "", false
+	}
+	n := binary.BigEndian.Uint64(k[len(prefix):])
+	return time.Unix(0, int64(n)), string(k[len(prefix)+8:]), true
+}
+
+var idEncoding = base32.NewEncoding("abcdefghijklmnopqrstuvwxyz234567").WithPadding(base32.NoPadding)
+
+// newID returns prefix + 16 random bytes in lower-case base32 (26 chars).
+func newID(prefix string) string {
+	var b [16]byte
+	rand.Read(b[:]) // never fails (crypto/rand panics rather than return an error)
+	return prefix + idEncoding.EncodeToString(b[:])
+}

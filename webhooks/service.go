@@ -1,0 +1,177 @@
+package webhooks
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/dgraph-io/badger/v4"
+	"go.uber.org/zap"
+)
+
+// Service is the webhook subsystem of one data directory: subscriptions, the
+// durable queue, the dispatcher and the dead letters. Create it with New,
+// run the dispatcher with Start, stop it with Close.
+type Service struct {
+	opts   Options
+	db     *badger.DB
+	log    *zap.Logger
+	subs   *SubscriptionStore
+	retry  RetryPolicy
+	client *http.Client
+	obs    Observer
+	clock  func() time.Time
+
+	ctx    context.Context // cancelled by Close: in-flight attempts stop
+	cancel context.CancelFunc
+
+	randMu sync.Mutex // Options.Rand need not be safe for concurrent use
+
+	sched scheduler
+
+	acks          chan ackResult
+	committerDone chan struct{}
+	stopCommit    chan struct{}
+
+	queued, dead atomic.Int64
+
+	startOnce, closeOnce sync.Once
+	loops                sync.WaitGroup // dispatcher loop, maintenance loop
+	workers              sync.WaitGroup // attempt goroutines
+	closed               atomic.Bool
+}
+
+// New opens the webhook state in opts.DB: it loads the subscriptions,
+// counts the queue and starts the acknowledgement committer. It does not
+// start the dispatcher (Start does), so RunDue can drive it in tests.
+func New(opts Options) (*Service, error) {
+	if err := opts.setDefaults(); err != nil {
+		return nil, err
+	}
+	subs, err := newSubscriptionStore(&opts)
+	if err != nil {
+		return nil, err
+	}
+	s := &Service{opts: opts, db: opts.DB, log: opts.Logger, subs: subs, retry: *opts.Retry,
+		client: opts.HTTPClient, obs: opts.Observer, clock: opts.Clock,
+		acks: make(chan ackResult, 4*opts.Workers), committerDone: make(chan struct{}),
+		stopCommit: make(chan struct{})}
+	s.ctx, s.cancel = context.WithCancel(context.Background())
+	s.sched.init()
+	q, err := countPrefix(s.db, queuePrefix)
+	if err != nil {
+		return nil, err
+	}
+	d, err := countPrefix(s.db, deadPrefix)
+	if err != nil {
+		return nil, err
+	}
+	s.queued.Store(q)
+	s.dead.Store(d)
+	go s.committer()
+	return s, nil
+}
+
+func countPrefix(db *badger.DB, prefix string) (int64, error) {
+	var n int64
+	err := db.View(func(txn *badger.Txn) error {
+		it := txn.NewIterator(badger.IteratorOptions{Prefix: []byte(prefix)})
+		defer it.Close()
+		for it.Rewind(); it.Valid(); it.Next() {
+			n++
+		}
+		return nil
+	})
+	return n, err
+}
+
+// Subscriptions returns the subscription store.
+func (s *Service) Subscriptions() *SubscriptionStore { return s.subs }
+
+// RetryPolicy returns the effective retry policy.
+func (s *Service) RetryPolicy() RetryPolicy { return s.retry }
+
+// Depth returns the number of queued and dead deliveries.
+func (s *Service) Depth() (queued, dead int64) { return s.queued.Load(), s.dead.Load() }
+
+func (s *Service) reportDepth() { s.obs.Depth(s.queued.Load(), s.dead.Load()) }
+
+func (s *Service) rand() float64 {
+	s.randMu.Lock()
+	defer s.randMu.Unlock()
+	return s.opts.Rand()
+}
+
+// Start starts the dispatcher loop and the maintenance loop (dead-letter
+// purge, value-log GC). Calling it again, or after Close, does nothing.
+func (s *Service) Start() {
+	s.startOnce.Do(func() {
+		if s.closed.Load() {
+			return
+		}
+		s.loops.Add(2)
+		go s.loop()
+		go s.maintenance()
+	})
+}
+
+// Close stops the dispatcher promptly: in-flight attempts are cancelled and
+// stay queued (delivery is at least once), finished attempts are recorded.
+// It does not close the database. It returns within about 1.5 s.
+func (s *Service) Close() error {
+	s.closeOnce.Do(func() {
+		s.closed.Store(true)
+		s.startOnce.Do(func() {}) // a later Start does nothing
+		s.cancel()
+		deadline := time.After(1500 * time.Millisecond)
+		waitOr(&s.loops, deadline)
+		waitOr(&s.workers, deadline)
+		close(s.stopCommit)
+		select {
+		case <-s.committerDone:
+		case <-deadline:
+			s.log.Warn("webhooks: committer did not stop in time")
+		}
+	})
+	return nil
+}
+
+func waitOr(wg *sync.WaitGroup, deadline <-chan time.Time) {
+	done := make(chan struct{})
+	go func() { wg.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-deadline:
+	}
+}
+
+// maintenance purges expired dead letters hourly and runs Badger's value-log
+// GC every ten minutes.
+func (s *Service) maintenance() {
+	defer s.loops.Done()
+	if _, err := s.PurgeDead(); err != nil {
+		s.log.Warn("webhooks: purging dead letters", zap.Error(err))
+	}
+	purge := time.NewTicker(time.Hour)
+	gc := time.NewTicker(10 * time.Minute)
+	defer purge.Stop()
+	defer gc.Stop()
+	for {
+		select {
+		case <-s.ctx.Done():
+			return
+		case <-purge.C:
+			if _, err := s.PurgeDead(); err != nil {
+				s.log.Warn("webhooks: purging dead letters", zap.Error(err))
+			}
+		case <-gc.C:
+			for s.ctx.Err() == nil && s.db.RunValueLogGC(0.5) == nil {
+			}
+		}
+	}
+}
+
+var errClosed = errors.New("webhooks: service closed")
