@@ -1,0 +1,179 @@
+package feed
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"regexp"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/dgraph-io/badger/v4"
+	"go.uber.org/zap"
+
+	"github.com/fulfilgate/fulfilgate/webhooks"
+)
+
+// Publisher durably queues events; webhooks.Service implements it. extra runs
+// in the same Badger transaction as the queued deliveries.
+type Publisher interface {
+	Publish(partnerID string, events []webhooks.Event, extra func(txn *badger.Txn) error) (int, error)
+}
+
+// Partners tells whether a partner exists and whether it is a consolidation
+// partner.
+type Partners func(id string) (consolidation bool, ok bool)
+
+// Settings are what a config reload may change. A zero Poll.URL means no
+// polling (a push-only feed).
+type Settings struct {
+	Publisher Publisher
+	Partners  Partners
+	Mapping   *Mapping
+	Poll      PollConfig
+}
+
+// Options create a Feed.
+type Options struct {
+	Name   string // [A-Za-z0-9_.-]+, part of the Badger keys
+	DB     *badger.DB
+	Logger *zap.Logger
+	// DedupeWindow is how long a done change id is remembered, so that a
+	// re-delivered change (a cursor going backwards, a repeated push) is not
+	// turned into events twice. Default 7 days.
+	DedupeWindow time.Duration
+	Clock        func() time.Time // default time.Now
+	Rand         func() float64   // default math/rand/v2.Float64 (back-off jitter)
+}
+
+// DefaultDedupeWindow is the default Options.DedupeWindow.
+const DefaultDedupeWindow = 7 * 24 * time.Hour
+
+var validName = regexp.MustCompile(`^[A-Za-z0-9_.-]{1,64}$`)
+
+// ValidName reports whether name can name a feed.
+func ValidName(name string) bool { return validName.MatchString(name) }
+
+// Feed turns one upstream feed's changes into events: polled (Poll) or pushed
+// (Ingest). Create it once per feed and data dir; Apply new settings on a
+// config reload.
+type Feed struct {
+	name   string
+	st     store
+	logger *zap.Logger
+	window time.Duration
+	clock  func() time.Time
+	rand   func() float64
+
+	settings atomic.Pointer[Settings]
+	mu       sync.Mutex // serialises processing (dedupe check, then write)
+
+	counters counters
+
+	smu    sync.Mutex // guards the fields below
+	rej    []Rejected // last MaxRejected, oldest first
+	rejTot uint64
+	poll   pollState
+
+	wake      chan struct{}
+	startOnce sync.Once
+	started   bool
+	ctx       context.Context
+	cancel    context.CancelFunc
+	done      chan struct{}
+}
+
+type counters struct {
+	read, events, deliveries, rejected, duplicates, pages atomic.Uint64
+}
+
+// New opens a feed's state (cursor, rejected changes). Start starts polling.
+func New(opts Options, s Settings) (*Feed, error) {
+	if !ValidName(opts.Name) {
+		return nil, fmt.Errorf("invalid feed name %q: use 1 to 64 of A-Z a-z 0-9 _ . -", opts.Name)
+	}
+	if opts.DB == nil {
+		return nil, errors.New("feed: no database")
+	}
+	f := &Feed{
+		name: opts.Name, st: newStore(opts.DB, opts.Name), logger: opts.Logger,
+		window: opts.DedupeWindow, clock: opts.Clock, rand: opts.Rand,
+		wake: make(chan struct{}, 1), done: make(chan struct{}),
+	}
+	if f.logger == nil {
+		f.logger = zap.NewNop()
+	}
+	if f.window <= 0 {
+		f.window = DefaultDedupeWindow
+	}
+	if f.clock == nil {
+		f.clock = time.Now
+	}
+	if f.rand == nil {
+		f.rand = rand.Float64
+	}
+	if err := f.Apply(s); err != nil {
+		return nil, err
+	}
+	cur, err := f.st.cursor()
+	if err != nil {
+		return nil, fmt.Errorf("feed %s: reading cursor: %w", f.name, err)
+	}
+	f.poll.cursor = cur
+	if f.rej, f.rejTot, err = f.st.rejected(); err != nil {
+		return nil, fmt.Errorf("feed %s: reading rejected changes: %w", f.name, err)
+	}
+	f.ctx, f.cancel = context.WithCancel(context.Background())
+	return f, nil
+}
+
+// Start starts the poll loop (once), which stays idle while the settings
+// have no URL.
+func (f *Feed) Start() {
+	f.startOnce.Do(func() {
+		f.started = true
+		go f.loop()
+	})
+}
+
+// Apply replaces the settings (a config reload). The poll loop picks them up
+// at once.
+func (f *Feed) Apply(s Settings) error {
+	if s.Publisher == nil || s.Partners == nil {
+		return errors.New("feed: settings need a Publisher and Partners")
+	}
+	if s.Mapping == nil {
+		m, err := NewMapping(nil)
+		if err != nil {
+			return err
+		}
+		s.Mapping = m
+	}
+	p, err := s.Poll.withDefaults()
+	if err != nil {
+		return fmt.Errorf("feed %s: %w", f.name, err)
+	}
+	s.Poll = p
+	f.settings.Store(&s)
+	select {
+	case f.wake <- struct{}{}:
+	default:
+	}
+	return nil
+}
+
+// Name returns the feed's name.
+func (f *Feed) Name() string { return f.name }
+
+// Close stops the poll loop promptly; an in-flight request is cancelled and
+// its page is read again after a restart.
+func (f *Feed) Close() error {
+	f.cancel()
+	f.startOnce.Do(func() {}) // no start after Close
+	if f.started {
+		<-f.done
+	}
+	return nil
+}

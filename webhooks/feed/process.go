@@ -1,0 +1,306 @@
+package feed
+
+import (
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/dgraph-io/badger/v4"
+	"go.uber.org/zap"
+
+	"github.com/fulfilgate/fulfilgate/webhooks"
+)
+
+// Result tells what processing a batch of changes did.
+type Result struct {
+	Read       int       `json:"read"`       // changes in the batch
+	Duplicates int       `json:"duplicates"` // already done before (skipped)
+	Rejected   int       `json:"rejected"`   // skipped as unusable
+	Events     int       `json:"events"`     // events produced
+	Deliveries int       `json:"deliveries"` // deliveries queued (events × matching subscriptions)
+	NewestAt   time.Time `json:"-"`          // the newest "at" among the changes
+}
+
+// maxLoggedPerBatch bounds the log lines of rejected changes per batch.
+const maxLoggedPerBatch = 20
+
+// chunkChanges bounds the changes of one Publish call (one transaction).
+const chunkChanges = 64
+
+// publishParallel bounds concurrent Publish calls of one batch; concurrent
+// commits share Badger's fsync.
+const publishParallel = 4
+
+type chunk struct {
+	partner string
+	events  []webhooks.Event
+	ids     []string
+}
+
+// Process turns changes into events and queues them durably, skipping the
+// changes already done. For a polled page, cursor is the page's next cursor:
+// it is stored in the last transaction, after every event of the page is
+// queued, so a crash at any point leaves a cursor from which reading again
+// produces each event exactly once (done changes are skipped by id). For
+// pushed changes cursor is nil. source ("poll" or "push") is recorded with
+// rejected changes.
+func (f *Feed) Process(changes []Change, cursor *string, source string) (Result, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	s := f.settings.Load()
+	res := Result{Read: len(changes)}
+
+	ids := make([]string, 0, len(changes))
+	for _, c := range changes {
+		if c.ID != "" && len(c.ID) <= maxIDLen {
+			ids = append(ids, c.ID)
+		}
+	}
+	done, err := f.st.done(ids)
+	if err != nil {
+		return res, fmt.Errorf("reading done changes: %w", err)
+	}
+
+	now := f.clock()
+	var (
+		chunks    []*chunk
+		byPartner = map[string]*chunk{}
+		quiet     []string // done without events (no event for this kind, rejected)
+		rejected  []Rejected
+	)
+	for _, c := range changes {
+		if c.ID != "" && done[c.ID] {
+			res.Duplicates++
+			continue
+		}
+		if c.At.After(res.NewestAt) {
+			res.NewestAt = c.At
+		}
+		reason := s.Mapping.Check(c)
+		var events []webhooks.Event
+		if reason == "" {
+			consolidation, ok := s.Partners(c.Partner)
+			if !ok {
+				reason = fmt.Sprintf("unknown partner %q", c.Partner)
+			} else {
+				events, reason = s.Mapping.Map(c, consolidation)
+			}
+		}
+		if c.ID != "" && len(c.ID) <= maxIDLen {
+			done[c.ID] = true // a repeat inside the batch is a duplicate too
+		}
+		if reason != "" {
+			rejected = append(rejected, f.rejectedEntry(c, reason, source, now))
+			if c.ID != "" && len(c.ID) <= maxIDLen {
+				quiet = append(quiet, c.ID)
+			}
+			continue
+		}
+		if len(events) == 0 {
+			quiet = append(quiet, c.ID)
+			continue
+		}
+		res.Events += len(events)
+		ch := byPartner[c.Partner]
+		if ch == nil || len(ch.ids) >= chunkChanges {
+			ch = &chunk{partner: c.Partner}
+			byPartner[c.Partner] = ch
+			chunks = append(chunks, ch)
+		}
+		ch.events = append(ch.events, events...)
+		ch.ids = append(ch.ids, c.ID)
+	}
+	res.Rejected = len(rejected)
+
+	expires := time.Now().Add(f.window) // Badger expires keys by wall clock
+	f.smu.Lock()
+	total := f.rejTot
+	f.smu.Unlock()
+	for i := range rejected {
+		total++
+		rejected[i].Seq = total
+	}
+	// final holds the writes that make the batch complete: the cursor, the
+	// changes that produced no event, the rejected list.
+	final := func(txn *badger.Txn) error {
+		if err := f.st.markDone(txn, quiet, expires); err != nil {
+			return err
+		}
+		if len(rejected) > 0 {
+			if err := f.st.addRejected(txn, total, rejected); err != nil {
+				return err
+			}
+		}
+		if cursor != nil {
+			return f.st.setCursor(txn, *cursor)
+		}
+		return nil
+	}
+
+	if len(chunks) == 1 && len(quiet) <= 1000 {
+		// The common small page: one transaction for everything.
+		n, err := f.publish(s.Publisher, chunks[0], expires, final)
+		if err != nil {
+			return res, err
+		}
+		res.Deliveries = n
+	} else {
+		n, err := f.publishAll(s.Publisher, chunks, expires)
+		res.Deliveries = n
+		if err != nil {
+			return res, err
+		}
+		for len(quiet) > 1000 { // keep the last transaction small
+			part := quiet[:1000]
+			if err := f.update(func(txn *badger.Txn) error { return f.st.markDone(txn, part, expires) }); err != nil {
+				return res, err
+			}
+			quiet = quiet[1000:]
+		}
+		if err := f.update(final); err != nil {
+			return res, fmt.Errorf("storing cursor: %w", err)
+		}
+	}
+
+	f.committed(res, rejected, total)
+	if cursor != nil {
+		f.smu.Lock()
+		f.poll.cursor = *cursor
+		f.smu.Unlock()
+	}
+	return res, nil
+}
+
+// publishAll publishes the chunks, a few partners at a time (a partner's
+// chunks in order), and returns the number of deliveries queued. Each chunk
+// marks its changes done in its own transaction, so after an error the
+// chunks that succeeded are not redone.
+func (f *Feed) publishAll(p Publisher, chunks []*chunk, expires time.Time) (int, error) {
+	var (
+		wg     sync.WaitGroup
+		mu     sync.Mutex
+		total  int
+		errs   []error
+		sem    = make(chan struct{}, publishParallel)
+		groups = map[string][]*chunk{}
+		order  []string
+	)
+	for _, ch := range chunks {
+		if _, ok := groups[ch.partner]; !ok {
+			order = append(order, ch.partner)
+		}
+		groups[ch.partner] = append(groups[ch.partner], ch)
+	}
+	for _, partner := range order {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func(list []*chunk) {
+			defer func() { <-sem; wg.Done() }()
+			for _, ch := range list {
+				n, err := f.publish(p, ch, expires, nil)
+				mu.Lock()
+				total += n
+				if err != nil {
+					errs = append(errs, err)
+				}
+				mu.Unlock()
+				if err != nil {
+					return
+				}
+			}
+		}(groups[partner])
+	}
+	wg.Wait()
+	return total, errors.Join(errs...)
+}
+
+// publish queues one chunk's events and marks its changes done (and runs
+// more, if not nil) in the same transaction. A transaction conflict is
+// retried.
+func (f *Feed) publish(p Publisher, ch *chunk, expires time.Time, more func(*badger.Txn) error) (int, error) {
+	for attempt := 0; ; attempt++ {
+		ran := false
+		n, err := p.Publish(ch.partner, ch.events, func(txn *badger.Txn) error {
+			ran = true
+			if err := f.st.markDone(txn, ch.ids, expires); err != nil {
+				return err
+			}
+			if more != nil {
+				return more(txn)
+			}
+			return nil
+		})
+		if errors.Is(err, badger.ErrConflict) && attempt < 5 {
+			continue
+		}
+		if err != nil {
+			return 0, fmt.Errorf("queueing events of partner %q: %w", ch.partner, err)
+		}
+		if !ran { // a Publisher that skipped extra: do it ourselves
+			err = f.update(func(txn *badger.Txn) error {
+				if err := f.st.markDone(txn, ch.ids, expires); err != nil {
+					return err
+				}
+				if more != nil {
+					return more(txn)
+				}
+				return nil
+			})
+		}
+		return n, err
+	}
+}
+
+func (f *Feed) update(fn func(*badger.Txn) error) error {
+	var err error
+	for attempt := 0; attempt < 5; attempt++ {
+		if err = f.st.db.Update(fn); !errors.Is(err, badger.ErrConflict) {
+			return err
+		}
+	}
+	return err
+}
+
+func (f *Feed) rejectedEntry(c Change, reason, source string, now time.Time) Rejected {
+	raw := string(c.Raw)
+	if len(raw) > 512 {
+		raw = raw[:512]
+	}
+	return Rejected{
+		ChangeID: c.ID, Partner: c.Partner, Kind: c.Kind, Change: c.Change,
+		Reason: reason, Source: source, RejectedAt: now, Raw: raw,
+	}
+}
+
+// committed updates counters and the in-memory rejected list after a
+// successful commit, and logs each rejected change once.
+func (f *Feed) committed(res Result, rejected []Rejected, total uint64) {
+	f.counters.read.Add(uint64(res.Read))
+	f.counters.duplicates.Add(uint64(res.Duplicates))
+	f.counters.rejected.Add(uint64(res.Rejected))
+	f.counters.events.Add(uint64(res.Events))
+	f.counters.deliveries.Add(uint64(res.Deliveries))
+	if len(rejected) == 0 {
+		return
+	}
+	f.smu.Lock()
+	f.rejTot = total
+	f.rej = append(f.rej, rejected...)
+	if len(f.rej) > MaxRejected {
+		f.rej = append([]Rejected(nil), f.rej[len(f.rej)-MaxRejected:]...)
+	}
+	f.smu.Unlock()
+	for i, r := range rejected {
+		if i == maxLoggedPerBatch {
+			f.logger.Warn("more rejected upstream changes in this batch; see the feed's rejected list",
+				zap.String("feed", f.name), zap.Int("not_logged", len(rejected)-i))
+			break
+		}
+		f.logger.Warn("rejected upstream change",
+			zap.String("feed", f.name), zap.String("change_id", r.ChangeID),
+			zap.String("partner", r.Partner), zap.String("kind", r.Kind),
+			zap.String("change", r.Change), zap.String("reason", r.Reason),
+			zap.String("source", r.Source))
+	}
+}
