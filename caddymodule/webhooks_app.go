@@ -79,7 +79,8 @@ type WebhooksConfig struct {
 	// with the gateway module's version.
 	UserAgent string `json:"user_agent,omitempty"`
 
-	allow []netip.Prefix // parsed AllowNetworks
+	allow []netip.Prefix  // parsed AllowNetworks
+	rt    *webhookRuntime // set by startWebhooks
 }
 
 // UnmarshalCaddyfile parses the "webhooks" block of the fulfilment global

@@ -1,9 +1,18 @@
 package caddymodule
 
 import (
+	"errors"
+	"fmt"
+	"net/netip"
 	"runtime/debug"
+	"slices"
+	"sync/atomic"
+	"time"
 
 	"github.com/caddyserver/caddy/v2"
+	"go.uber.org/zap"
+
+	"github.com/fulfilgate/fulfilgate/webhooks"
 )
 
 const gatewayModulePath = "github.com/fulfilgate/fulfilgate"
@@ -30,14 +39,154 @@ func webhooksGatewayVersion() string {
 	return v
 }
 
-// provisionWebhooks checks the webhooks block and fills in its defaults.
+// provisionWebhooks checks the webhooks block, fills in its defaults and
+// registers the webhook metrics into this config's registry.
 func (a *App) provisionWebhooks(ctx caddy.Context) error {
 	cfg, err := a.Webhooks.withDefaults()
 	if err != nil {
 		return err
 	}
 	a.Webhooks = cfg
+	if err := registerWebhookMetrics(ctx.GetMetricsRegistry()); err != nil {
+		return fmt.Errorf("webhooks: registering metrics: %w", err)
+	}
 	return nil
 }
 
-func (a *App) startWebhooks(st *sharedState) error { return nil }
+// webhookRuntime is what lives per data directory, across reloads: the one
+// webhook service (subscriptions, queue, dispatcher) and the app of the
+// newest config, whose partners give the webhook keys.
+type webhookRuntime struct {
+	svc      *webhooks.Service
+	app      atomic.Pointer[App]
+	settings webhookSettings // what svc was created with
+}
+
+// Close stops the dispatcher; called when the data directory closes.
+func (rt *webhookRuntime) Close() error { return rt.svc.Close() }
+
+// webhookKey resolves a partner's current webhook key through the newest
+// config's partners, at every attempt (so a rotated key applies to retries).
+func (rt *webhookRuntime) webhookKey(partnerID string) ([]byte, error) {
+	a := rt.app.Load()
+	if a == nil {
+		return nil, errors.New("no running config")
+	}
+	return a.webhookKeyOf(partnerID)
+}
+
+// webhookSettings are the settings fixed when the service is created.
+type webhookSettings struct {
+	Timeout, RetryPeriod, DeadRetention time.Duration
+	MaxAttempts, PerTarget, Workers     int
+	MaxSubscriptions                    int
+	AllowHTTP, StandardWebhooks         bool
+	UserAgent                           string
+	Allow                               []netip.Prefix
+}
+
+func (c *WebhooksConfig) settings() webhookSettings {
+	return webhookSettings{
+		Timeout: time.Duration(c.Timeout), RetryPeriod: time.Duration(c.RetryPeriod),
+		DeadRetention: time.Duration(c.DeadRetention), MaxAttempts: c.MaxAttempts,
+		PerTarget: c.PerTargetConcurrency, Workers: c.Workers, MaxSubscriptions: c.MaxSubscriptionsPerPartner,
+		AllowHTTP: c.AllowHTTP, StandardWebhooks: c.StandardWebhooks, UserAgent: c.UserAgent,
+		Allow: slices.Clone(c.allow),
+	}
+}
+
+func (s webhookSettings) equal(o webhookSettings) bool {
+	type scalars struct {
+		Timeout, RetryPeriod, DeadRetention time.Duration
+		MaxAttempts, PerTarget, Workers     int
+		MaxSubscriptions                    int
+		AllowHTTP, StandardWebhooks         bool
+		UserAgent                           string
+	}
+	sc := func(x webhookSettings) scalars {
+		return scalars{x.Timeout, x.RetryPeriod, x.DeadRetention, x.MaxAttempts, x.PerTarget, x.Workers,
+			x.MaxSubscriptions, x.AllowHTTP, x.StandardWebhooks, x.UserAgent}
+	}
+	return sc(s) == sc(o) && slices.Equal(s.Allow, o.Allow)
+}
+
+// startWebhooks gets the data directory's one webhook service, creating and
+// starting it on first use. A reload finds the running one (one dispatcher
+// per data directory; in-flight deliveries carry on) and points its key
+// look-up at the new config's partners. The service's settings are fixed
+// when it is created: when a reload changes them, a warning says that they
+// apply at the next restart.
+func (a *App) startWebhooks(st *sharedState) error {
+	cfg := a.Webhooks
+	if cfg == nil { // Start without Provision (tests)
+		var err error
+		if cfg, err = (*WebhooksConfig)(nil).withDefaults(); err != nil {
+			return err
+		}
+		a.Webhooks = cfg
+	}
+	logger := a.logger.Named("webhooks")
+	want := cfg.settings()
+	created := false
+	v, err := st.service("webhooks", func() (any, error) {
+		rt := &webhookRuntime{settings: want}
+		svc, err := webhooks.New(webhooks.Options{
+			DB:                         st.DB,
+			Logger:                     logger,
+			MaxSubscriptionsPerPartner: want.MaxSubscriptions,
+			AllowHTTP:                  want.AllowHTTP,
+			Policy:                     &webhooks.NetPolicy{Allow: want.Allow},
+			Timeout:                    want.Timeout,
+			MaxAttempts:                want.MaxAttempts,
+			RetryPeriod:                want.RetryPeriod,
+			DeadRetention:              want.DeadRetention,
+			PerTargetConcurrency:       want.PerTarget,
+			Workers:                    want.Workers,
+			UserAgent:                  want.UserAgent,
+			StandardWebhooks:           want.StandardWebhooks,
+			WebhookKey:                 rt.webhookKey,
+			Observer:                   whMetrics(),
+		})
+		if err != nil {
+			return nil, err
+		}
+		rt.svc = svc
+		rt.app.Store(a)
+		svc.Start()
+		created = true
+		return rt, nil
+	})
+	if err != nil {
+		return err
+	}
+	rt := v.(*webhookRuntime)
+	rt.app.Store(a)
+	cfg.rt = rt
+	if created {
+		logger.Info("webhook dispatcher started",
+			zap.Int("workers", want.Workers), zap.Int("max_attempts", want.MaxAttempts),
+			zap.Duration("retry_period", want.RetryPeriod), zap.Duration("timeout", want.Timeout))
+	} else {
+		logger.Info("webhook dispatcher kept across reload")
+		if !rt.settings.equal(want) {
+			logger.Warn("webhooks settings changed; the running dispatcher keeps its settings until the server restarts")
+		}
+	}
+	return nil
+}
+
+// webhookService returns the running webhook service, or nil before Start
+// and after Stop.
+func (a *App) webhookService() *webhooks.Service {
+	if a == nil || a.current() == nil || a.Webhooks == nil || a.Webhooks.rt == nil {
+		return nil
+	}
+	return a.Webhooks.rt.svc
+}
+
+// webhookKeyOf returns the webhook key of partner id.
+func (a *App) webhookKeyOf(id string) ([]byte, error) {
+	// TODO(webhooks-glue): resolve through a.partner(id) once the tokens
+	// part provides it.
+	return nil, fmt.Errorf("partner %q: partners are not available yet", id)
+}

@@ -1,0 +1,193 @@
+package caddymodule
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/caddyserver/caddy/v2"
+
+	"github.com/fulfilgate/fulfilgate/webhooks"
+)
+
+func init() {
+	caddy.RegisterModule(adminWebhooks{})
+}
+
+// adminWebhooksBase is the admin API route of webhook operations.
+const adminWebhooksBase = "/fulfilment/webhooks/"
+
+// adminWebhooks is the admin API of webhook delivery, for operators:
+//
+//	POST /fulfilment/webhooks/test    {"subscription":"<id>"}      → 202 {"delivery":"<id>"}
+//	GET  /fulfilment/webhooks/queued  [?subscription=&partner=&limit=] → 200 {"deliveries":[...]}
+//	GET  /fulfilment/webhooks/dead    [?subscription=&partner=&limit=] → 200 {"deliveries":[...]}
+//	POST /fulfilment/webhooks/replay  {"delivery":"<id>"}          → 200 {"replayed":1}
+//	POST /fulfilment/webhooks/replay  {"subscription":"<id>","since":"<RFC 3339>"} → 200 {"replayed":N}
+//	GET  /fulfilment/webhooks/depth                                → 200 {"queued":N,"dead":M}
+//
+// A test event is a real delivery of the subscription's event with the
+// identifier "test", signed and retried like any other. Unknown ids answer
+// 404, bad input 400, and 503 when no fulfilment app runs.
+type adminWebhooks struct{}
+
+// CaddyModule returns the Caddy module information.
+func (adminWebhooks) CaddyModule() caddy.ModuleInfo {
+	return caddy.ModuleInfo{
+		ID:  "admin.api.fulfilment_webhooks",
+		New: func() caddy.Module { return new(adminWebhooks) },
+	}
+}
+
+// Routes returns the admin routes.
+func (adminWebhooks) Routes() []caddy.AdminRoute {
+	return []caddy.AdminRoute{{Pattern: adminWebhooksBase, Handler: caddy.AdminHandlerFunc(serveAdminWebhooks)}}
+}
+
+func whAdminErr(status int, format string, args ...any) error {
+	return caddy.APIError{HTTPStatus: status, Err: fmt.Errorf(format, args...)}
+}
+
+// whAdminMethod answers 405 unless r uses method.
+func whAdminMethod(w http.ResponseWriter, r *http.Request, method string) error {
+	if r.Method == method {
+		return nil
+	}
+	w.Header().Set("Allow", method)
+	return whAdminErr(http.StatusMethodNotAllowed, "method %s not allowed; use %s", r.Method, method)
+}
+
+func serveAdminWebhooks(w http.ResponseWriter, r *http.Request) error {
+	op := strings.TrimPrefix(r.URL.Path, adminWebhooksBase)
+	switch op {
+	case "test", "queued", "dead", "replay", "depth":
+	default:
+		return whAdminErr(http.StatusNotFound, "unknown webhooks operation %q; use test, queued, dead, replay or depth", op)
+	}
+	method := http.MethodGet
+	if op == "test" || op == "replay" {
+		method = http.MethodPost
+	}
+	if err := whAdminMethod(w, r, method); err != nil {
+		return err
+	}
+	app, _, err := runningApp()
+	if err != nil {
+		return err
+	}
+	svc := app.webhookService()
+	if svc == nil {
+		return whAdminErr(http.StatusServiceUnavailable, "the webhook service is not running")
+	}
+	switch op {
+	case "test":
+		return adminSendTest(w, r, svc)
+	case "queued", "dead":
+		return adminListDeliveries(w, r, svc, op == "dead")
+	case "replay":
+		return adminReplay(w, r, svc)
+	default: // depth
+		q, d := svc.Depth()
+		return writeAdminJSON(w, http.StatusOK, map[string]int64{"queued": q, "dead": d})
+	}
+}
+
+func adminSendTest(w http.ResponseWriter, r *http.Request, svc *webhooks.Service) error {
+	var in struct {
+		Subscription string `json:"subscription"`
+	}
+	if err := decodeAdminJSON(r, &in); err != nil {
+		return err
+	}
+	if in.Subscription == "" {
+		return whAdminErr(http.StatusBadRequest, "subscription: required")
+	}
+	id, err := svc.SendTest(in.Subscription)
+	if err != nil {
+		return whAdminOpError(err, "subscription "+in.Subscription)
+	}
+	return writeAdminJSON(w, http.StatusAccepted, map[string]string{"delivery": id})
+}
+
+func adminListDeliveries(w http.ResponseWriter, r *http.Request, svc *webhooks.Service, dead bool) error {
+	q := r.URL.Query()
+	f := webhooks.ListFilter{SubscriptionID: q.Get("subscription"), PartnerID: q.Get("partner")}
+	for k := range q {
+		if k != "subscription" && k != "partner" && k != "limit" {
+			return whAdminErr(http.StatusBadRequest, "unknown parameter %q; use subscription, partner, limit", k)
+		}
+	}
+	if s := q.Get("limit"); s != "" {
+		n, err := strconv.Atoi(s)
+		if err != nil || n < 1 || n > 10000 {
+			return whAdminErr(http.StatusBadRequest, "limit must be an integer from 1 to 10000, got %q", s)
+		}
+		f.Limit = n
+	}
+	list := svc.Queued
+	if dead {
+		list = svc.Dead
+	}
+	ds, err := list(f)
+	if err != nil {
+		return whAdminOpError(err, "deliveries")
+	}
+	if ds == nil {
+		ds = []webhooks.DeliveryInfo{}
+	}
+	return writeAdminJSON(w, http.StatusOK, map[string]any{"deliveries": ds})
+}
+
+func adminReplay(w http.ResponseWriter, r *http.Request, svc *webhooks.Service) error {
+	var in struct {
+		Delivery     string `json:"delivery"`
+		Subscription string `json:"subscription"`
+		Since        string `json:"since"`
+	}
+	if err := decodeAdminJSON(r, &in); err != nil {
+		return err
+	}
+	switch {
+	case in.Delivery != "" && (in.Subscription != "" || in.Since != ""):
+		return whAdminErr(http.StatusBadRequest, "give either delivery, or subscription and since")
+	case in.Delivery != "":
+		if err := svc.Replay(in.Delivery); err != nil {
+			return whAdminOpError(err, "dead delivery "+in.Delivery)
+		}
+		return writeAdminJSON(w, http.StatusOK, map[string]int{"replayed": 1})
+	case in.Subscription == "":
+		return whAdminErr(http.StatusBadRequest, "give either delivery, or subscription and since")
+	}
+	since := time.Time{}
+	if in.Since != "" {
+		t, err := time.Parse(time.RFC3339, in.Since)
+		if err != nil {
+			return whAdminErr(http.StatusBadRequest, "since must be an RFC 3339 time, got %q", in.Since)
+		}
+		since = t
+	}
+	n, err := svc.ReplaySubscription(in.Subscription, since)
+	if err != nil {
+		return whAdminOpError(err, "subscription "+in.Subscription)
+	}
+	return writeAdminJSON(w, http.StatusOK, map[string]int{"replayed": n})
+}
+
+// whAdminOpError maps a webhook operation's error to an API error.
+func whAdminOpError(err error, what string) error {
+	var ve *webhooks.ValidationError
+	switch {
+	case errors.Is(err, webhooks.ErrNotFound):
+		return whAdminErr(http.StatusNotFound, "%s not found", what)
+	case errors.As(err, &ve):
+		return whAdminErr(http.StatusBadRequest, "%v", ve)
+	default:
+		return whAdminErr(http.StatusInternalServerError, "%s: %v", what, err)
+	}
+}
+
+// Interface guards
+var _ caddy.AdminRouter = adminWebhooks{}

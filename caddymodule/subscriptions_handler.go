@@ -1,0 +1,319 @@
+package caddymodule
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"mime"
+	"net/http"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/caddyserver/caddy/v2"
+	"github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
+	"github.com/caddyserver/caddy/v2/caddyconfig/httpcaddyfile"
+	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
+	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
+
+	"github.com/fulfilgate/fulfilgate/webhooks"
+)
+
+func init() {
+	caddy.RegisterModule(new(SubscriptionsHandler))
+	httpcaddyfile.RegisterHandlerDirective("fulfilment_subscriptions", parseSubscriptionsDirective)
+}
+
+const (
+	// subscriptionsPath is the collection of the subscriptions API
+	// (decisions §4); a subscription is subscriptionsPath + "/" + id.
+	subscriptionsPath = "/api/fulfilment/v4/subscriptions"
+	// maxSubscriptionBody is the largest request body accepted (413 above).
+	maxSubscriptionBody = 64 << 10
+)
+
+// SubscriptionsHandler serves the partner's webhook subscriptions API
+// (decisions §4) at /api/fulfilment/v4/subscriptions and
+// /api/fulfilment/v4/subscriptions/{id}; every other path goes to the next
+// handler. It must run behind the fulfilment_auth Bearer guard, which names
+// the partner; a request without a partner answers 401. Subscriptions are
+// kept by the fulfilment app's webhook service. It has no options.
+//
+//	POST   .../subscriptions       {"notificationUrl","event"} → 201 + Location (200 if it exists)
+//	GET    .../subscriptions       → 200 {"subscriptions":[...]} (the caller's only)
+//	GET    .../subscriptions/{id}  → 200 subscription, 404 if not the caller's
+//	DELETE .../subscriptions/{id}  → 204, 404 if not the caller's
+type SubscriptionsHandler struct {
+	app    *App
+	logger *zap.Logger
+}
+
+// CaddyModule returns the Caddy module information.
+func (*SubscriptionsHandler) CaddyModule() caddy.ModuleInfo {
+	return caddy.ModuleInfo{
+		ID:  "http.handlers.fulfilment_subscriptions",
+		New: func() caddy.Module { return new(SubscriptionsHandler) },
+	}
+}
+
+// Provision finds the fulfilment app.
+func (h *SubscriptionsHandler) Provision(ctx caddy.Context) error {
+	h.logger = ctx.Logger()
+	v, err := ctx.App("fulfilment")
+	if err != nil {
+		return fmt.Errorf("loading the fulfilment app: %v", err)
+	}
+	h.app = v.(*App)
+	return nil
+}
+
+// subscriptionJSON is a subscription as partners see it.
+type subscriptionJSON struct {
+	ID              string `json:"id"`
+	NotificationURL string `json:"notificationUrl"`
+	Event           string `json:"event"`
+	CreatedAt       string `json:"createdAt"` // RFC 3339, UTC
+}
+
+func toSubscriptionJSON(s webhooks.Subscription) subscriptionJSON {
+	return subscriptionJSON{ID: s.ID, NotificationURL: s.NotificationURL, Event: s.Event,
+		CreatedAt: s.CreatedAt.UTC().Format(time.RFC3339)}
+}
+
+// ServeHTTP implements caddyhttp.MiddlewareHandler.
+func (h *SubscriptionsHandler) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyhttp.Handler) error {
+	rest, ok := strings.CutPrefix(r.URL.Path, subscriptionsPath)
+	if !ok || (rest != "" && rest[0] != '/') {
+		return next.ServeHTTP(w, r)
+	}
+	id := strings.TrimPrefix(rest, "/")
+
+	partner, ok := subscriptionsPartner(r)
+	if !ok {
+		w.Header().Set("WWW-Authenticate", `Bearer realm="fulfilment"`)
+		writeProblem(w, http.StatusUnauthorized, "unauthorized", "a valid Bearer access token is required")
+		return nil
+	}
+	if strings.Contains(id, "/") {
+		writeProblem(w, http.StatusNotFound, "not-found", "no such subscription")
+		return nil
+	}
+	allow := "GET, HEAD, POST"
+	if id != "" {
+		allow = "GET, HEAD, DELETE"
+	}
+	if !slices.Contains(strings.Split(allow, ", "), r.Method) {
+		w.Header().Set("Allow", allow)
+		writeProblem(w, http.StatusMethodNotAllowed, "method-not-allowed",
+			fmt.Sprintf("method %s is not allowed here; allowed: %s", r.Method, allow))
+		return nil
+	}
+	svc := h.app.webhookService()
+	if svc == nil {
+		writeProblem(w, http.StatusServiceUnavailable, "unavailable", "the webhook service is not running")
+		return nil
+	}
+	store := svc.Subscriptions()
+
+	switch {
+	case r.Method == http.MethodPost:
+		h.create(w, r, store, partner)
+	case id == "":
+		subs, err := store.List(partner)
+		if err != nil {
+			h.internal(w, "listing subscriptions", err)
+			return nil
+		}
+		out := make([]subscriptionJSON, 0, len(subs))
+		for _, s := range subs {
+			out = append(out, toSubscriptionJSON(s))
+		}
+		writeSubsJSON(w, http.StatusOK, struct {
+			Subscriptions []subscriptionJSON `json:"subscriptions"`
+		}{out})
+	case r.Method == http.MethodDelete:
+		if err := store.Delete(partner, id); err != nil {
+			h.storeError(w, "deleting a subscription", err)
+			return nil
+		}
+		w.Header().Set("Cache-Control", "no-store")
+		w.WriteHeader(http.StatusNoContent)
+	default: // GET or HEAD of one
+		sub, err := store.Get(partner, id)
+		if err != nil {
+			h.storeError(w, "reading a subscription", err)
+			return nil
+		}
+		writeSubsJSON(w, http.StatusOK, toSubscriptionJSON(sub))
+	}
+	return nil
+}
+
+// create handles POST of the collection.
+func (h *SubscriptionsHandler) create(w http.ResponseWriter, r *http.Request, store *webhooks.SubscriptionStore, partner string) {
+	req, p := decodeSubscriptionRequest(w, r)
+	if p != nil {
+		writeProblemBody(w, *p)
+		return
+	}
+	ctx, cancel := context.WithTimeout(r.Context(), 10*time.Second) // bounds the DNS look-up of the host
+	defer cancel()
+	sub, created, err := store.Create(ctx, partner, req.url, req.event)
+	if err != nil {
+		h.storeError(w, "creating a subscription", err)
+		return
+	}
+	status := http.StatusOK
+	if created {
+		status = http.StatusCreated
+		w.Header().Set("Location", subscriptionsPath+"/"+sub.ID)
+		if c := h.logger.Check(zapcore.InfoLevel, "subscription created"); c != nil {
+			c.Write(zap.String("partner", partner), zap.String("subscription", sub.ID), zap.String("event", sub.Event))
+		}
+	}
+	writeSubsJSON(w, status, toSubscriptionJSON(sub))
+}
+
+// storeError answers an error of the subscription store.
+func (h *SubscriptionsHandler) storeError(w http.ResponseWriter, what string, err error) {
+	var ve *webhooks.ValidationError
+	switch {
+	case errors.As(err, &ve):
+		writeProblemBody(w, problem{Type: problemTypeBase + "invalid-request", Title: http.StatusText(http.StatusBadRequest),
+			Status: http.StatusBadRequest, Detail: ve.Error(), Field: ve.Field})
+	case errors.Is(err, webhooks.ErrNotFound):
+		writeProblem(w, http.StatusNotFound, "not-found", "no such subscription")
+	case errors.Is(err, webhooks.ErrLimit):
+		writeProblem(w, http.StatusConflict, "subscription-limit",
+			"the partner has reached its maximum number of subscriptions; delete one first")
+	case errors.Is(err, context.DeadlineExceeded):
+		writeProblem(w, http.StatusServiceUnavailable, "unavailable", "timed out; try again")
+	case errors.Is(err, context.Canceled):
+		// the client went away; nobody reads the answer
+	default:
+		h.internal(w, what, err)
+	}
+}
+
+func (h *SubscriptionsHandler) internal(w http.ResponseWriter, what string, err error) {
+	h.logger.Error(what, zap.Error(err))
+	writeProblem(w, http.StatusInternalServerError, "internal", "internal error; it has been logged")
+}
+
+// subscriptionRequest is a validated-for-shape POST body.
+type subscriptionRequest struct{ url, event string }
+
+// decodeSubscriptionRequest checks the content type and size of a POST and
+// decodes its JSON strictly. Values (URL form, event name, SSRF) are checked
+// by the subscription store. A non-nil problem is the answer.
+func decodeSubscriptionRequest(w http.ResponseWriter, r *http.Request) (subscriptionRequest, *problem) {
+	invalid := func(field, detail string) *problem {
+		return &problem{Type: problemTypeBase + "invalid-request", Title: http.StatusText(http.StatusBadRequest),
+			Status: http.StatusBadRequest, Detail: detail, Field: field}
+	}
+	mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
+	if err != nil || mt != "application/json" {
+		w.Header().Set("Accept", "application/json")
+		return subscriptionRequest{}, &problem{Type: problemTypeBase + "unsupported-media-type",
+			Title: http.StatusText(http.StatusUnsupportedMediaType), Status: http.StatusUnsupportedMediaType,
+			Detail: "the request body must be application/json"}
+	}
+	tooLarge := &problem{Type: problemTypeBase + "payload-too-large", Title: http.StatusText(http.StatusRequestEntityTooLarge),
+		Status: http.StatusRequestEntityTooLarge, Detail: "the request body is larger than " + strconv.Itoa(maxSubscriptionBody) + " bytes"}
+	if r.ContentLength > maxSubscriptionBody {
+		return subscriptionRequest{}, tooLarge
+	}
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxSubscriptionBody))
+	if err != nil {
+		var mbe *http.MaxBytesError
+		if errors.As(err, &mbe) {
+			return subscriptionRequest{}, tooLarge
+		}
+		return subscriptionRequest{}, invalid("", "reading the request body: "+err.Error())
+	}
+
+	var in struct {
+		NotificationURL *string `json:"notificationUrl"`
+		Event           *string `json:"event"`
+	}
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.DisallowUnknownFields()
+	err = dec.Decode(&in)
+	if err == nil {
+		if _, e := dec.Token(); e != io.EOF {
+			err = errors.New("data after the JSON object")
+		}
+	}
+	if err != nil {
+		var te *json.UnmarshalTypeError
+		switch {
+		case errors.As(err, &te) && te.Field != "":
+			return subscriptionRequest{}, invalid(te.Field, te.Field+": must be a string")
+		case errors.As(err, &te):
+			return subscriptionRequest{}, invalid("", "the request body must be a JSON object")
+		case strings.HasPrefix(err.Error(), `json: unknown field "`):
+			f := strings.TrimSuffix(strings.TrimPrefix(err.Error(), `json: unknown field "`), `"`)
+			return subscriptionRequest{}, invalid(f, fmt.Sprintf("%s: unknown field; the fields are notificationUrl and event", f))
+		default:
+			return subscriptionRequest{}, invalid("", "the request body is not valid JSON: "+err.Error())
+		}
+	}
+	switch {
+	case in.NotificationURL == nil:
+		return subscriptionRequest{}, invalid("notificationUrl", "notificationUrl: required")
+	case in.Event == nil:
+		return subscriptionRequest{}, invalid("event", "event: required")
+	}
+	return subscriptionRequest{url: *in.NotificationURL, event: *in.Event}, nil
+}
+
+// writeSubsJSON answers status with v as JSON.
+func writeSubsJSON(w http.ResponseWriter, status int, v any) {
+	body, _ := json.Marshal(v)
+	h := w.Header()
+	h.Set("Content-Type", "application/json")
+	h.Set("Content-Length", strconv.Itoa(len(body)))
+	h.Set("Cache-Control", "no-store")
+	w.WriteHeader(status)
+	_, _ = w.Write(body)
+}
+
+// subscriptionsPartner returns the partner the Bearer guard put in the
+// request's context.
+func subscriptionsPartner(r *http.Request) (string, bool) {
+	p, _ := caddyhttp.GetVar(r.Context(), "fulfilment.partner_id").(string)
+	return p, p != ""
+}
+
+// parseSubscriptionsDirective parses the directive, which takes no
+// arguments and no block:
+//
+//	fulfilment_subscriptions
+func parseSubscriptionsDirective(h httpcaddyfile.Helper) (caddyhttp.MiddlewareHandler, error) {
+	s := new(SubscriptionsHandler)
+	return s, s.UnmarshalCaddyfile(h.Dispenser)
+}
+
+// UnmarshalCaddyfile parses "fulfilment_subscriptions" (no options).
+func (s *SubscriptionsHandler) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
+	d.Next() // consume directive name
+	if d.NextArg() {
+		return d.ArgErr()
+	}
+	if d.NextBlock(0) {
+		return d.Errf("fulfilment_subscriptions takes no options, got %q", d.Val())
+	}
+	return nil
+}
+
+// Interface guards
+var (
+	_ caddy.Provisioner           = (*SubscriptionsHandler)(nil)
+	_ caddyhttp.MiddlewareHandler = (*SubscriptionsHandler)(nil)
+	_ caddyfile.Unmarshaler       = (*SubscriptionsHandler)(nil)
+)

@@ -1,0 +1,110 @@
+package caddymodule
+
+import (
+	"errors"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/fulfilgate/fulfilgate/webhooks"
+)
+
+// webhookMetrics are the Prometheus collectors of webhook delivery. They are
+// created once per process (package level) and registered into the metrics
+// registry of every config load: Caddy gives each load a new registry, while
+// the dispatcher (and so the counts) outlives reloads. Registering the same
+// instances again keeps the counters continuous across reloads, as
+// mholt/caddy-ratelimit does.
+type webhookMetrics struct {
+	deliveries *prometheus.CounterVec   // finished attempts by event and outcome
+	attempts   *prometheus.CounterVec   // HTTP attempts by status class
+	latency    *prometheus.HistogramVec // duration of one attempt, by status class
+	queued     prometheus.Gauge         // deliveries waiting in the queue
+	dead       prometheus.Gauge         // dead deliveries kept for replay
+}
+
+const (
+	metricsNamespace = "fulfilgate"
+	metricsSubsystem = "webhooks"
+)
+
+var whMetrics = sync.OnceValue(func() *webhookMetrics {
+	opts := func(name, help string) prometheus.Opts {
+		return prometheus.Opts{Namespace: metricsNamespace, Subsystem: metricsSubsystem, Name: name, Help: help}
+	}
+	return &webhookMetrics{
+		deliveries: prometheus.NewCounterVec(prometheus.CounterOpts(opts("deliveries_total",
+			"Webhook delivery attempts by event and outcome: success (delivered, left the queue), "+
+				"failure (retry scheduled), dead (limits reached, kept as dead), dropped (subscription deleted).")),
+			[]string{"event", "outcome"}),
+		attempts: prometheus.NewCounterVec(prometheus.CounterOpts(opts("attempts_total",
+			"Webhook HTTP attempts by answer: 2xx, 3xx, 4xx, 5xx, or error (connection error, time-out, refused address).")),
+			[]string{"code"}),
+		latency: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Namespace: metricsNamespace, Subsystem: metricsSubsystem, Name: "attempt_duration_seconds",
+			Help:    "Duration of one webhook HTTP attempt, from dial to the receiver's answer, by answer.",
+			Buckets: []float64{.005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30},
+		}, []string{"code"}),
+		queued: prometheus.NewGauge(prometheus.GaugeOpts(opts("queue_depth",
+			"Webhook deliveries waiting in the queue (due now or later)."))),
+		dead: prometheus.NewGauge(prometheus.GaugeOpts(opts("dead_letters",
+			"Dead webhook deliveries kept for listing and replay."))),
+	}
+})
+
+// collectors lists every collector, for registration.
+func (m *webhookMetrics) collectors() []prometheus.Collector {
+	return []prometheus.Collector{m.deliveries, m.attempts, m.latency, m.queued, m.dead}
+}
+
+// Delivery implements webhooks.Observer.
+func (m *webhookMetrics) Delivery(event string, outcome webhooks.Outcome) {
+	m.deliveries.WithLabelValues(event, string(outcome)).Inc()
+}
+
+// Attempt implements webhooks.Observer.
+func (m *webhookMetrics) Attempt(latency time.Duration, status int) {
+	code := statusClass(status)
+	m.attempts.WithLabelValues(code).Inc()
+	m.latency.WithLabelValues(code).Observe(latency.Seconds())
+}
+
+// Depth implements webhooks.Observer.
+func (m *webhookMetrics) Depth(queued, dead int64) {
+	m.queued.Set(float64(queued))
+	m.dead.Set(float64(dead))
+}
+
+// statusClass is the label of an HTTP status: "2xx".."5xx", or "error" for
+// no answer (status 0) or a status out of range.
+func statusClass(status int) string {
+	if status < 100 || status > 599 {
+		return "error"
+	}
+	return strconv.Itoa(status/100) + "xx"
+}
+
+// registerWebhookMetrics registers the process's webhook collectors into reg
+// (the registry of one config load). Registering them again into the same
+// registry is not an error.
+func registerWebhookMetrics(reg prometheus.Registerer) error {
+	if reg == nil {
+		return nil
+	}
+	var errs []error
+	for _, c := range whMetrics().collectors() {
+		if err := reg.Register(c); err != nil {
+			var are prometheus.AlreadyRegisteredError
+			if errors.As(err, &are) && are.ExistingCollector == c {
+				continue
+			}
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// Interface guards
+var _ webhooks.Observer = (*webhookMetrics)(nil)
