@@ -90,3 +90,16 @@ func hexSHA(s string) string {
 	d := secretDigest(s)
 	return hex.EncodeToString(d[:])
 }
+
+// fakeRand is a deterministic randomness source for reproducible keys.
+type fakeRand struct{ n byte }
+
+func newFakeRand() *fakeRand { return &fakeRand{} }
+
+func (r *fakeRand) Read(p []byte) (int, error) {
+	for i := range p {
+		r.n++
+		p[i] = r.n*31 + 7
+	}
+	return len(p), nil
+}
