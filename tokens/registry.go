@@ -50,7 +50,7 @@ var (
 	ErrExists   = errors.New("already exists")
 	// ErrStatic: the partner, client or key comes from configuration and is
 	// changed there, not through the admin API.
-	ErrStatic = errors.New("defined in the configuration; change it there")
+	ErrStatic  = errors.New("defined in the configuration; change it there")
 	ErrInvalid = errors.New("invalid")
 )
 

@@ -242,7 +242,7 @@ type Credentials struct {
 
 // NewPartner is what CreatePartner returns: shown once.
 type NewPartner struct {
-	Partner    PartnerInfo `json:"partner"`
+	Partner PartnerInfo `json:"partner"`
 	Credentials
 	WebhookKey string `json:"webhook_key"`
 }
