@@ -1,0 +1,236 @@
+package caddymodule
+
+import (
+	"time"
+
+	"github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
+	"github.com/caddyserver/caddy/v2/caddyconfig/httpcaddyfile"
+	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
+)
+
+func init() {
+	httpcaddyfile.RegisterHandlerDirective("fulfilment_version", parseVersionDirective)
+}
+
+func parseVersionDirective(h httpcaddyfile.Helper) (caddyhttp.MiddlewareHandler, error) {
+	v := new(VersionHandler)
+	if err := v.UnmarshalCaddyfile(h.Dispenser); err != nil {
+		return nil, err
+	}
+	return v, nil
+}
+
+// UnmarshalCaddyfile parses the fulfilment_version directive:
+//
+//	fulfilment_version [<matcher>] {
+//	    base_path    <path>                # default /api/fulfilment
+//	    short_labels [<label>...]          # default products; no labels: no short form
+//	    upstream     <host:port>           # default {fulfilment.upstream}; default none
+//	    map          <public> <upstream>   # for every version; repeatable
+//	    only_mapped                        # serve only mapped resources; default off
+//
+//	    version <name> {                   # repeatable; at least one; current first
+//	        upstream_prefix <path>         # default "" (upstream root)
+//	        upstream        <host:port>    # default: the handler's upstream
+//	        map             <public> <upstream>    # overrides the shared map; repeatable
+//	        deprecated <date> [sunset <date>] [successor <version>]
+//	    }
+//	}
+//
+// Dates are RFC 3339 (2026-06-01T00:00:00Z) or plain dates (2026-06-01,
+// midnight UTC). A map's upstream side is one or more path segments without
+// a leading slash (items, catalogue/items). Example, the demo's:
+//
+//	fulfilment_version {
+//	    map products    items
+//	    map outbounds   outbound-orders
+//	    map inbounds    inbound-orders
+//	    map adjustments stock-adjustments
+//	    version v4 {
+//	        upstream_prefix /wms
+//	    }
+//	    version v3 {
+//	        upstream_prefix /wms/classic
+//	        deprecated 2026-06-01 sunset 2027-06-30 successor v4
+//	    }
+//	}
+func (h *VersionHandler) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
+	d.Next() // directive name
+	if d.NextArg() {
+		return d.ArgErr()
+	}
+	for d.NextBlock(0) {
+		switch d.Val() {
+		case "base_path":
+			if err := versionOneArg(d, &h.BasePath); err != nil {
+				return err
+			}
+		case "short_labels":
+			if h.ShortLabels != nil {
+				return d.Err("short_labels given twice")
+			}
+			h.ShortLabels = append([]string{}, d.RemainingArgs()...)
+		case "upstream":
+			if err := versionOneArg(d, &h.Upstream); err != nil {
+				return err
+			}
+		case "map":
+			if err := versionParseMap(d, &h.Resources); err != nil {
+				return err
+			}
+		case "only_mapped":
+			if d.NextArg() {
+				return d.ArgErr()
+			}
+			h.OnlyMapped = true
+		case "version":
+			v, err := parseVersionBlock(d)
+			if err != nil {
+				return err
+			}
+			for _, o := range h.Versions {
+				if o.Name == v.Name {
+					return d.Errf("version %q given twice", v.Name)
+				}
+			}
+			h.Versions = append(h.Versions, v)
+		default:
+			return d.Errf("unknown fulfilment_version option %q", d.Val())
+		}
+	}
+	if len(h.Versions) == 0 {
+		return d.Err("fulfilment_version needs at least one version block")
+	}
+	return nil
+}
+
+// parseVersionBlock parses "version <name> { ... }"; d is on "version".
+func parseVersionBlock(d *caddyfile.Dispenser) (VersionConfig, error) {
+	var v VersionConfig
+	if !d.NextArg() {
+		return v, d.Err("version needs a name")
+	}
+	v.Name = d.Val()
+	if d.NextArg() {
+		return v, d.ArgErr()
+	}
+	for nest := d.Nesting(); d.NextBlock(nest); {
+		switch d.Val() {
+		case "upstream_prefix":
+			if err := versionOneArg(d, &v.UpstreamPrefix); err != nil {
+				return v, err
+			}
+		case "upstream":
+			if err := versionOneArg(d, &v.Upstream); err != nil {
+				return v, err
+			}
+		case "map":
+			if err := versionParseMap(d, &v.Resources); err != nil {
+				return v, err
+			}
+		case "deprecated":
+			if v.Deprecated != nil {
+				return v, d.Err("deprecated given twice")
+			}
+			dep, err := parseVersionDeprecated(d)
+			if err != nil {
+				return v, err
+			}
+			v.Deprecated = dep
+		default:
+			return v, d.Errf("unknown option %q in version %s", d.Val(), v.Name)
+		}
+	}
+	return v, nil
+}
+
+// parseVersionDeprecated parses "deprecated <date> [sunset <date>] [successor <v>]".
+func parseVersionDeprecated(d *caddyfile.Dispenser) (*DeprecationConfig, error) {
+	dep := new(DeprecationConfig)
+	if !d.NextArg() {
+		return nil, d.Err("deprecated needs a date")
+	}
+	var err error
+	if dep.Since, err = versionParseDate(d.Val()); err != nil {
+		return nil, d.Errf("deprecated: %v", err)
+	}
+	for d.NextArg() {
+		switch kw := d.Val(); kw {
+		case "sunset", "successor":
+			if !d.NextArg() {
+				return nil, d.Errf("%s needs a value", kw)
+			}
+			if kw == "sunset" {
+				if !dep.Sunset.IsZero() {
+					return nil, d.Err("sunset given twice")
+				}
+				if dep.Sunset, err = versionParseDate(d.Val()); err != nil {
+					return nil, d.Errf("sunset: %v", err)
+				}
+			} else {
+				if dep.Successor != "" {
+					return nil, d.Err("successor given twice")
+				}
+				dep.Successor = d.Val()
+			}
+		default:
+			return nil, d.Errf("deprecated: unexpected %q (want sunset <date> or successor <version>)", kw)
+		}
+	}
+	return dep, nil
+}
+
+// versionParseDate accepts RFC 3339 or a plain date (midnight UTC).
+func versionParseDate(s string) (time.Time, error) {
+	if t, err := time.Parse(time.RFC3339, s); err == nil {
+		return t.UTC(), nil
+	}
+	if t, err := time.Parse(time.DateOnly, s); err == nil {
+		return t, nil
+	}
+	return time.Time{}, &versionDateError{s}
+}
+
+type versionDateError struct{ s string }
+
+func (e *versionDateError) Error() string {
+	return "date " + `"` + e.s + `"` + " is neither RFC 3339 (2026-06-01T00:00:00Z) nor a plain date (2026-06-01)"
+}
+
+// versionParseMap parses "map <public> <upstream>" into *m.
+func versionParseMap(d *caddyfile.Dispenser, m *map[string]string) error {
+	args := d.RemainingArgs()
+	if len(args) != 2 {
+		return d.Err("map needs two arguments: <public resource> <upstream path>")
+	}
+	if *m == nil {
+		*m = map[string]string{}
+	}
+	if _, dup := (*m)[args[0]]; dup {
+		return d.Errf("map for %q given twice", args[0])
+	}
+	(*m)[args[0]] = args[1]
+	return nil
+}
+
+// versionOneArg reads exactly one argument into *into, refusing a repeat.
+func versionOneArg(d *caddyfile.Dispenser, into *string) error {
+	name := d.Val()
+	if *into != "" {
+		return d.Errf("%s given twice", name)
+	}
+	if !d.NextArg() {
+		return d.ArgErr()
+	}
+	*into = d.Val()
+	if *into == "" {
+		return d.Errf("%s must not be empty", name)
+	}
+	if d.NextArg() {
+		return d.ArgErr()
+	}
+	return nil
+}
+
+// Interface guard
+var _ caddyfile.Unmarshaler = (*VersionHandler)(nil)

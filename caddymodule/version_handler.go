@@ -1,0 +1,257 @@
+package caddymodule
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/caddyserver/caddy/v2"
+	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
+	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
+
+	"github.com/fulfilgate/fulfilgate/versioning"
+)
+
+func init() {
+	caddy.RegisterModule(new(VersionHandler))
+}
+
+// VersionHandler is the HTTP handler http.handlers.fulfilment_version
+// (Caddyfile directive fulfilment_version; syntax in version_caddyfile.go).
+// It maps a public path of the fulfilment resource interface onto the
+// upstream warehouse system's path (decisions §3) and calls the next handler,
+// normally reverse_proxy:
+//
+//	/api/fulfilment/{version}/{resource}[/rest]  ->  {upstream_prefix}/{mapped resource}[/rest]
+//	/{version}/{short label}[/rest]              ->  the same
+//
+// The query string passes unchanged. It rewrites the request URL's Path and
+// RawPath, and sets these placeholders for the handlers after it:
+//
+//	{fulfilment.version}   the version name, e.g. v4
+//	{fulfilment.resource}  the public resource name, e.g. products
+//	{fulfilment.upstream}  the version's upstream dial address (host:port), or
+//	                       the handler's default upstream; unset when neither
+//	                       is configured. `reverse_proxy {fulfilment.upstream}`
+//	                       then sends each version to its own upstream.
+//
+// A deprecated version's responses carry Deprecation (RFC 9745, "@<unix>"),
+// Sunset (RFC 8594, HTTP-date) and Link rel="successor-version" headers.
+//
+// Refusals are application/problem+json (RFC 9457), and never reach the
+// upstream:
+//
+//	400 invalid-path     dot segments (also %2e-encoded or with ";" parameters),
+//	                     encoded slashes or backslashes, "//", control
+//	                     characters, double encoding, malformed escapes
+//	404 unknown-version  a version not served; the body's "versions" lists those served
+//	404 not-found        no resource, or one that is not a plain name (e.g. _debug),
+//	                     or an unmapped one when only_mapped is set
+type VersionHandler struct {
+	// BasePath prefixes the long public form. Default "/api/fulfilment".
+	BasePath string `json:"base_path,omitempty"`
+
+	// ShortLabels are the resources also served as /{version}/{label}.
+	// Default ["products"]; an empty list serves no short form.
+	ShortLabels []string `json:"short_labels,omitzero"`
+
+	// Upstream is the default dial address (host:port) put in
+	// {fulfilment.upstream} for versions without their own. Default: none.
+	Upstream string `json:"upstream,omitempty"`
+
+	// Resources maps public resource names onto upstream resource paths for
+	// every version ("products": "items"); a version's own map overrides an
+	// entry. A resource without a mapping keeps its name upstream. Default: none.
+	Resources map[string]string `json:"resources,omitempty"`
+
+	// OnlyMapped serves only resources that have a mapping; others answer
+	// 404. Default false.
+	OnlyMapped bool `json:"only_mapped,omitempty"`
+
+	// Versions served, current first. Required.
+	Versions []VersionConfig `json:"versions,omitempty"`
+
+	table  *versioning.Table
+	logger *zap.Logger
+}
+
+// VersionConfig is one served version.
+type VersionConfig struct {
+	// Name is the version's path segment, e.g. "v4". Required.
+	Name string `json:"name"`
+
+	// UpstreamPrefix is the upstream path the version's resources live
+	// under, e.g. "/wms". Default "" (the upstream's root).
+	UpstreamPrefix string `json:"upstream_prefix,omitempty"`
+
+	// Upstream is this version's upstream dial address (host:port) for
+	// {fulfilment.upstream}. Default: the handler's Upstream.
+	Upstream string `json:"upstream,omitempty"`
+
+	// Resources maps public resource names onto this version's upstream
+	// resource paths; overrides the handler's Resources. Default: none.
+	Resources map[string]string `json:"resources,omitempty"`
+
+	// Deprecated marks the version deprecated. Default: not deprecated.
+	Deprecated *DeprecationConfig `json:"deprecated,omitempty"`
+}
+
+// DeprecationConfig describes a deprecated version.
+type DeprecationConfig struct {
+	// Since is the deprecation date (RFC 3339). Required.
+	Since time.Time `json:"since"`
+	// Sunset is when the version goes away (RFC 3339). Default: no Sunset header.
+	Sunset time.Time `json:"sunset,omitzero"`
+	// Successor names the served version that replaces this one. Default:
+	// no Link header.
+	Successor string `json:"successor,omitempty"`
+}
+
+// CaddyModule returns the Caddy module information.
+func (*VersionHandler) CaddyModule() caddy.ModuleInfo {
+	return caddy.ModuleInfo{
+		ID:  "http.handlers.fulfilment_version",
+		New: func() caddy.Module { return new(VersionHandler) },
+	}
+}
+
+// Provision builds the version table.
+func (h *VersionHandler) Provision(ctx caddy.Context) error {
+	h.logger = ctx.Logger()
+	t, err := h.buildTable()
+	if err != nil {
+		return err
+	}
+	h.table = t
+	return nil
+}
+
+// Validate checks the configuration; after Provision the table is already
+// built and valid.
+func (h *VersionHandler) Validate() error {
+	if h.table != nil {
+		return nil
+	}
+	_, err := h.buildTable()
+	return err
+}
+
+func (h *VersionHandler) buildTable() (*versioning.Table, error) {
+	cfg := versioning.Config{
+		BasePath:    h.BasePath,
+		ShortLabels: h.ShortLabels,
+		Resources:   h.Resources,
+		OnlyMapped:  h.OnlyMapped,
+	}
+	if err := checkVersionUpstream(h.Upstream); err != nil {
+		return nil, fmt.Errorf("fulfilment_version: upstream: %v", err)
+	}
+	for _, v := range h.Versions {
+		if err := checkVersionUpstream(v.Upstream); err != nil {
+			return nil, fmt.Errorf("fulfilment_version: version %q: upstream: %v", v.Name, err)
+		}
+		up := v.Upstream
+		if up == "" {
+			up = h.Upstream
+		}
+		vv := versioning.Version{Name: v.Name, UpstreamPrefix: v.UpstreamPrefix, Upstream: up, Resources: v.Resources}
+		if d := v.Deprecated; d != nil {
+			vv.Deprecation = &versioning.Deprecation{Since: d.Since, Sunset: d.Sunset, Successor: d.Successor}
+		}
+		cfg.Versions = append(cfg.Versions, vv)
+	}
+	t, err := versioning.New(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("fulfilment_version: %v", err)
+	}
+	return t, nil
+}
+
+// checkVersionUpstream accepts "" or one host:port (no scheme, one port), the
+// form reverse_proxy dials when given {fulfilment.upstream}.
+func checkVersionUpstream(addr string) error {
+	if addr == "" {
+		return nil
+	}
+	if strings.Contains(addr, "://") {
+		return fmt.Errorf("%q: give host:port without a scheme", addr)
+	}
+	na, err := caddy.ParseNetworkAddress(addr)
+	if err != nil {
+		return fmt.Errorf("%q: %v", addr, err)
+	}
+	if na.PortRangeSize() != 1 || (na.StartPort == 0 && !na.IsUnixNetwork()) {
+		return fmt.Errorf("%q: must name exactly one port", addr)
+	}
+	return nil
+}
+
+// ServeHTTP maps the request onto the upstream path and calls next.
+func (h *VersionHandler) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyhttp.Handler) error {
+	if r.URL.Opaque != "" {
+		writeProblem(w, http.StatusBadRequest, "invalid-path", "the request target must be an absolute path")
+		return nil
+	}
+	m, err := h.table.Map(r.URL.EscapedPath())
+	if err != nil {
+		h.refuse(w, r, err)
+		return nil
+	}
+	v := m.Version
+	if repl, ok := r.Context().Value(caddy.ReplacerCtxKey).(*caddy.Replacer); ok {
+		repl.Set("fulfilment.version", v.Name)
+		repl.Set("fulfilment.resource", m.Resource)
+		if v.Upstream != "" {
+			repl.Set("fulfilment.upstream", v.Upstream)
+		}
+	}
+	if v.Deprecated() {
+		hdr := w.Header()
+		hdr.Set("Deprecation", v.DeprecationHeader())
+		if s := v.SunsetHeader(); s != "" {
+			hdr.Set("Sunset", s)
+		}
+		if l := h.table.SuccessorLink(m); l != "" {
+			hdr.Add("Link", l)
+		}
+	}
+	if ce := h.logger.Check(zapcore.DebugLevel, "fulfilment path mapped"); ce != nil {
+		ce.Write(zap.String("version", v.Name), zap.String("resource", m.Resource),
+			zap.String("upstream_path", m.RawPath))
+	}
+	r.URL.Path, r.URL.RawPath = m.Path, m.RawPath
+	return next.ServeHTTP(w, r)
+}
+
+// refuse answers a path the table did not map.
+func (h *VersionHandler) refuse(w http.ResponseWriter, r *http.Request, err error) {
+	var uv *versioning.UnknownVersionError
+	var pe *versioning.PathError
+	switch {
+	case errors.As(err, &uv):
+		writeProblemBody(w, problem{
+			Type:     problemTypeBase + "unknown-version",
+			Title:    http.StatusText(http.StatusNotFound),
+			Status:   http.StatusNotFound,
+			Detail:   "this version is not served; versions served: " + strings.Join(uv.Served, ", "),
+			Versions: uv.Served,
+		})
+	case errors.As(err, &pe):
+		if ce := h.logger.Check(zapcore.InfoLevel, "unsafe request path refused"); ce != nil {
+			ce.Write(zap.String("reason", pe.Reason), zap.String("remote", r.RemoteAddr))
+		}
+		writeProblem(w, http.StatusBadRequest, "invalid-path", pe.Reason)
+	default:
+		writeProblem(w, http.StatusNotFound, "not-found", err.Error())
+	}
+}
+
+// Interface guards
+var (
+	_ caddy.Provisioner           = (*VersionHandler)(nil)
+	_ caddy.Validator             = (*VersionHandler)(nil)
+	_ caddyhttp.MiddlewareHandler = (*VersionHandler)(nil)
+)
