@@ -3,16 +3,19 @@ package wmssim
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/caddyserver/caddy/v2"
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
+	"go.uber.org/zap"
 )
 
 // adapter serves a Caddy middleware handler as a plain http.Handler with a
@@ -58,11 +61,13 @@ type sim struct {
 	clock *fakeClock
 }
 
+var simCount atomic.Int64
+
 // newSim provisions a Handler (unique warehouse name, seeded as asked) with a
 // fake clock and serves it on 127.0.0.1.
 func newSim(t *testing.T, seed bool) *sim {
 	t.Helper()
-	h := &Handler{Name: "test-" + t.Name(), Seed: &seed}
+	h := &Handler{Name: fmt.Sprintf("test-%s-%d", t.Name(), simCount.Add(1)), Seed: &seed}
 	ctx, cancel := caddy.NewContext(caddy.Context{Context: context.Background()})
 	t.Cleanup(cancel)
 	if err := h.Provision(ctx); err != nil {
@@ -73,6 +78,7 @@ func newSim(t *testing.T, seed bool) *sim {
 	}
 	t.Cleanup(func() { _ = h.Cleanup() })
 	clock := &fakeClock{now: time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC)}
+	h.logger = zap.NewNop()
 	h.store.mu.Lock()
 	h.store.now = clock.Now
 	h.store.mu.Unlock()
