@@ -51,6 +51,13 @@ const (
 // not make the reader spin).
 const maxDuplicatePages = 10
 
+// Validate checks the settings (an absolute http(s) URL or none, no
+// negative values).
+func (p PollConfig) Validate() error {
+	_, err := p.withDefaults()
+	return err
+}
+
 func (p PollConfig) withDefaults() (PollConfig, error) {
 	if p.URL != "" {
 		u, err := url.Parse(p.URL)

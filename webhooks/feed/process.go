@@ -20,6 +20,8 @@ type Result struct {
 	Events     int       `json:"events"`     // events produced
 	Deliveries int       `json:"deliveries"` // deliveries queued (events × matching subscriptions)
 	NewestAt   time.Time `json:"-"`          // the newest "at" among the changes
+	// RejectedChanges are the changes of this batch that were rejected.
+	RejectedChanges []Rejected `json:"rejected_changes,omitempty"`
 }
 
 // maxLoggedPerBatch bounds the log lines of rejected changes per batch.
@@ -163,6 +165,7 @@ func (f *Feed) Process(changes []Change, cursor *string, source string) (Result,
 		}
 	}
 
+	res.RejectedChanges = rejected
 	f.committed(res, rejected, total)
 	if cursor != nil {
 		f.smu.Lock()
