@@ -11,7 +11,7 @@ import (
 
 	"github.com/caddyserver/caddy/v2/caddyconfig"
 	_ "github.com/caddyserver/caddy/v2/caddyconfig/caddyfile" // registers the caddyfile adapter
-	_ "github.com/caddyserver/caddy/v2/modules/standard"       // reverse_proxy, respond, ... used by the goldens
+	_ "github.com/caddyserver/caddy/v2/modules/standard"      // reverse_proxy, respond, ... used by the goldens
 )
 
 var updateGoldens = flag.Bool("update", false, "rewrite the golden .json files of testdata/adapt from the adapter's output")
