@@ -1,0 +1,64 @@
+package caddymodule
+
+import (
+	"github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
+	"github.com/caddyserver/caddy/v2/caddyconfig/httpcaddyfile"
+	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
+)
+
+func init() {
+	httpcaddyfile.RegisterHandlerDirective("fulfilment_auth", parseAuthHandler)
+}
+
+func parseAuthHandler(h httpcaddyfile.Helper) (caddyhttp.MiddlewareHandler, error) {
+	a := new(AuthHandler)
+	return a, a.UnmarshalCaddyfile(h.Dispenser)
+}
+
+// UnmarshalCaddyfile parses the fulfilment_auth directive:
+//
+//	fulfilment_auth [<identity_header>] {
+//		identity_header <name>   # default X-Partner-Id
+//		strip_header <name>...   # repeatable; more headers removed
+//		realm <realm>            # default fulfilment
+//	}
+func (h *AuthHandler) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
+	d.Next() // directive name
+	if d.NextArg() {
+		h.IdentityHeader = d.Val()
+		if d.NextArg() {
+			return d.ArgErr()
+		}
+	}
+	for d.NextBlock(0) {
+		switch d.Val() {
+		case "identity_header":
+			if !d.NextArg() {
+				return d.ArgErr()
+			}
+			h.IdentityHeader = d.Val()
+			if d.NextArg() {
+				return d.ArgErr()
+			}
+		case "strip_header":
+			args := d.RemainingArgs()
+			if len(args) == 0 {
+				return d.ArgErr()
+			}
+			h.StripHeaders = append(h.StripHeaders, args...)
+		case "realm":
+			if !d.NextArg() {
+				return d.ArgErr()
+			}
+			h.Realm = d.Val()
+			if d.NextArg() {
+				return d.ArgErr()
+			}
+		default:
+			return d.Errf("unknown fulfilment_auth option %q", d.Val())
+		}
+	}
+	return nil
+}
+
+var _ caddyfile.Unmarshaler = (*AuthHandler)(nil)

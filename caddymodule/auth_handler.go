@@ -1,0 +1,156 @@
+package caddymodule
+
+import (
+	"fmt"
+	"net/http"
+
+	"github.com/caddyserver/caddy/v2"
+	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
+	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
+
+	"github.com/fulfilgate/fulfilgate/tokens"
+)
+
+func init() {
+	caddy.RegisterModule(new(AuthHandler))
+}
+
+// AuthHandler is the HTTP handler http.handlers.fulfilment_auth (Caddyfile
+// directive fulfilment_auth; syntax in auth_caddyfile.go): the Bearer guard
+// in front of the fulfilment resource interface (decisions §2).
+//
+// A request with a valid access token goes on with:
+//   - Authorization removed, and the identity header (and any header in
+//     strip_headers) removed and then set to the partner id, so the upstream
+//     never sees the token nor a partner-chosen identity;
+//   - the variables fulfilment.partner_id and fulfilment.client_id set
+//     (placeholders {http.vars.fulfilment.partner_id} and
+//     {http.vars.fulfilment.client_id}; read them in Go with
+//     partnerFromRequest), and partner_id and client_id added to Caddy's
+//     access log entry.
+//
+// Refusals are application/problem+json and never reach the next handler:
+//
+//	401 missing or malformed Authorization: WWW-Authenticate: Bearer realm="fulfilment"
+//	401 invalid token (signature, alg, kid, iss, aud, revoked, disabled,
+//	    not yet valid, or any of these with expiry): Bearer error="invalid_token"
+//	403 a genuine, otherwise valid token that expired: Bearer error="invalid_token",
+//	    error_description="The access token expired"
+//	503 while the fulfilment app is not running
+type AuthHandler struct {
+	// IdentityHeader carries the partner id upstream. Default "X-Partner-Id".
+	IdentityHeader string `json:"identity_header,omitempty"`
+	// StripHeaders are more request headers removed before the request goes
+	// on (for example an upstream's own identity headers). Default: none.
+	StripHeaders []string `json:"strip_headers,omitempty"`
+	// Realm of the WWW-Authenticate challenge. Default "fulfilment".
+	Realm string `json:"realm,omitempty"`
+
+	app        *App
+	logger     *zap.Logger
+	identity   string
+	challenge  string // for 401 without a token
+	invalidHdr string // for 401 invalid_token
+	expiredHdr string // for 403
+}
+
+// CaddyModule returns the Caddy module information.
+func (*AuthHandler) CaddyModule() caddy.ModuleInfo {
+	return caddy.ModuleInfo{
+		ID:  "http.handlers.fulfilment_auth",
+		New: func() caddy.Module { return new(AuthHandler) },
+	}
+}
+
+// Provision fills defaults and finds the fulfilment app.
+func (h *AuthHandler) Provision(ctx caddy.Context) error {
+	h.logger = ctx.Logger()
+	h.identity = http.CanonicalHeaderKey(h.IdentityHeader)
+	if h.identity == "" {
+		h.identity = "X-Partner-Id"
+	}
+	realm := h.Realm
+	if realm == "" {
+		realm = "fulfilment"
+	}
+	h.challenge = fmt.Sprintf(`Bearer realm=%q`, realm)
+	h.invalidHdr = fmt.Sprintf(`Bearer realm=%q, error="invalid_token"`, realm)
+	h.expiredHdr = fmt.Sprintf(`Bearer realm=%q, error="invalid_token", error_description="The access token expired"`, realm)
+	v, err := ctx.App("fulfilment")
+	if err != nil {
+		return err
+	}
+	h.app = v.(*App)
+	return nil
+}
+
+// Validate checks the header names.
+func (h *AuthHandler) Validate() error {
+	for _, name := range append([]string{h.IdentityHeader}, h.StripHeaders...) {
+		for _, c := range name {
+			if c <= ' ' || c >= 0x7f || c == ':' {
+				return fmt.Errorf("fulfilment_auth: invalid header name %q", name)
+			}
+		}
+	}
+	return nil
+}
+
+// ServeHTTP implements caddyhttp.MiddlewareHandler.
+func (h *AuthHandler) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyhttp.Handler) error {
+	svc := h.app.tokenService()
+	if svc == nil {
+		writeProblem(w, http.StatusServiceUnavailable, "unavailable", "the gateway is starting or stopping")
+		return nil
+	}
+	auth := r.Header.Values("Authorization")
+	var id tokens.Identity
+	var verr *tokens.VerifyError
+	if len(auth) != 1 {
+		_, verr = svc.VerifyHeader("")
+	} else {
+		id, verr = svc.VerifyHeader(auth[0])
+	}
+	if verr != nil {
+		h.refuse(w, r, verr)
+		return nil
+	}
+	r.Header.Del("Authorization")
+	for _, name := range h.StripHeaders {
+		r.Header.Del(name)
+	}
+	r.Header[h.identity] = []string{id.PartnerID}
+	caddyhttp.SetVar(r.Context(), partnerIDVar, id.PartnerID)
+	caddyhttp.SetVar(r.Context(), clientIDVar, id.ClientID)
+	if extra, ok := r.Context().Value(caddyhttp.ExtraLogFieldsCtxKey).(*caddyhttp.ExtraLogFields); ok {
+		extra.Set(zap.String("partner_id", id.PartnerID))
+		extra.Set(zap.String("client_id", id.ClientID))
+	}
+	return next.ServeHTTP(w, r)
+}
+
+// refuse answers 401 or 403 with the challenge and a problem body.
+func (h *AuthHandler) refuse(w http.ResponseWriter, r *http.Request, verr *tokens.VerifyError) {
+	switch verr.Fault {
+	case tokens.FaultExpired:
+		w.Header().Set("WWW-Authenticate", h.expiredHdr)
+		writeProblem(w, http.StatusForbidden, "token-expired", "The access token expired; obtain a new one at /api/auth/token")
+	case tokens.FaultMissing:
+		w.Header().Set("WWW-Authenticate", h.challenge)
+		writeProblem(w, http.StatusUnauthorized, "unauthorized", "An Authorization: Bearer <access token> header is required")
+	default:
+		w.Header().Set("WWW-Authenticate", h.invalidHdr)
+		writeProblem(w, http.StatusUnauthorized, "invalid-token", "The access token is invalid")
+	}
+	if ce := h.logger.Check(zapcore.DebugLevel, "access token refused"); ce != nil {
+		ce.Write(zap.String("reason", verr.Reason), zap.String("remote_ip", clientAddr(r)))
+	}
+}
+
+// Interface guards
+var (
+	_ caddy.Provisioner           = (*AuthHandler)(nil)
+	_ caddy.Validator             = (*AuthHandler)(nil)
+	_ caddyhttp.MiddlewareHandler = (*AuthHandler)(nil)
+)

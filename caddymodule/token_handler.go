@@ -1,0 +1,215 @@
+package caddymodule
+
+import (
+	"encoding/json"
+	"errors"
+	"io"
+	"net"
+	"net/http"
+	"strconv"
+
+	"github.com/caddyserver/caddy/v2"
+	"github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
+	"github.com/caddyserver/caddy/v2/caddyconfig/httpcaddyfile"
+	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
+	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
+
+	"github.com/fulfilgate/fulfilgate/tokens"
+)
+
+func init() {
+	caddy.RegisterModule(new(TokenHandler))
+	httpcaddyfile.RegisterHandlerDirective("fulfilment_token", parseTokenHandler)
+}
+
+// TokenHandler is the HTTP handler http.handlers.fulfilment_token
+// (Caddyfile directive `fulfilment_token`, no arguments): the OAuth 2.0
+// client credentials token endpoint, POST /api/auth/token (decisions §1).
+// It answers every request itself and never calls the next handler.
+//
+//	200 {"access_token","token_type":"Bearer","expires_in"}, Cache-Control: no-store
+//	400 invalid_request (both client authentication forms, no grant_type, bad body)
+//	400 unsupported_grant_type
+//	401 invalid_client (+ WWW-Authenticate: Basic realm="fulfilment" for Basic)
+//	405 with Allow: POST; 413 for a body over 8 KiB
+//	429 slow_down with Retry-After, after too many failed attempts
+//	503 temporarily_unavailable while the fulfilment app is not running
+//
+// Partners and settings come from the fulfilment app's tokens block.
+type TokenHandler struct {
+	app    *App
+	logger *zap.Logger
+}
+
+// CaddyModule returns the Caddy module information.
+func (*TokenHandler) CaddyModule() caddy.ModuleInfo {
+	return caddy.ModuleInfo{
+		ID:  "http.handlers.fulfilment_token",
+		New: func() caddy.Module { return new(TokenHandler) },
+	}
+}
+
+// Provision finds the fulfilment app.
+func (h *TokenHandler) Provision(ctx caddy.Context) error {
+	h.logger = ctx.Logger()
+	v, err := ctx.App("fulfilment")
+	if err != nil {
+		return err
+	}
+	h.app = v.(*App)
+	return nil
+}
+
+// tokenResponse is the RFC 6749 §5.1 success body.
+type tokenResponse struct {
+	AccessToken string `json:"access_token"`
+	TokenType   string `json:"token_type"`
+	ExpiresIn   int    `json:"expires_in"`
+}
+
+// oauthError is the RFC 6749 §5.2 error body.
+type oauthError struct {
+	Error       string `json:"error"`
+	Description string `json:"error_description,omitempty"`
+}
+
+// writeTokenJSON answers status with v; token answers are never cached.
+func writeTokenJSON(w http.ResponseWriter, status int, v any) {
+	body, _ := json.Marshal(v)
+	h := w.Header()
+	h.Set("Content-Type", "application/json")
+	h.Set("Content-Length", strconv.Itoa(len(body)))
+	h.Set("Cache-Control", "no-store")
+	h.Set("Pragma", "no-cache")
+	w.WriteHeader(status)
+	_, _ = w.Write(body)
+}
+
+func writeOAuthError(w http.ResponseWriter, status int, code, desc string) {
+	writeTokenJSON(w, status, oauthError{Error: code, Description: desc})
+}
+
+// ServeHTTP implements caddyhttp.MiddlewareHandler.
+func (h *TokenHandler) ServeHTTP(w http.ResponseWriter, r *http.Request, _ caddyhttp.Handler) error {
+	svc := h.app.tokenService()
+	if svc == nil {
+		writeOAuthError(w, http.StatusServiceUnavailable, "temporarily_unavailable", "the gateway is starting or stopping")
+		return nil
+	}
+	if r.Method != http.MethodPost {
+		w.Header().Set("Allow", http.MethodPost)
+		writeOAuthError(w, http.StatusMethodNotAllowed, "invalid_request", "the token endpoint accepts only POST")
+		return nil
+	}
+	if r.ContentLength > tokens.MaxTokenRequestBody {
+		writeOAuthError(w, http.StatusRequestEntityTooLarge, "invalid_request", "the request body is larger than 8 KiB")
+		return nil
+	}
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, tokens.MaxTokenRequestBody))
+	if err != nil {
+		var tooBig *http.MaxBytesError
+		if errors.As(err, &tooBig) {
+			writeOAuthError(w, http.StatusRequestEntityTooLarge, "invalid_request", "the request body is larger than 8 KiB")
+			return nil
+		}
+		writeOAuthError(w, http.StatusBadRequest, "invalid_request", "the request body could not be read")
+		return nil
+	}
+
+	req, rerr := tokens.ParseTokenRequest(r.Header.Get("Authorization"), r.Header.Get("Content-Type"), body)
+	clientID := req.ClientID
+	if rerr != nil {
+		clientID = rerr.ClientID
+	}
+	addr := clientAddr(r)
+	th := svc.Throttle()
+	if wait := th.Check(clientID, addr); wait > 0 {
+		w.Header().Set("Retry-After", strconv.Itoa(tokens.RetryAfterSeconds(wait)))
+		writeOAuthError(w, http.StatusTooManyRequests, "slow_down", "too many failed attempts; retry after the time in Retry-After")
+		h.logFailure("token request throttled", clientID, addr)
+		return nil
+	}
+	if rerr != nil {
+		if rerr.Status == http.StatusUnauthorized {
+			th.Fail(clientID, addr)
+			h.logFailure("token request without valid client credentials", clientID, addr)
+		}
+		if rerr.Challenge {
+			w.Header().Set("WWW-Authenticate", `Basic realm="fulfilment"`)
+		}
+		writeOAuthError(w, rerr.Status, rerr.Code, rerr.Description)
+		return nil
+	}
+	client, ok := svc.Authenticate(req.ClientID, req.ClientSecret)
+	if !ok {
+		th.Fail(req.ClientID, addr)
+		h.logFailure("client authentication failed", req.ClientID, addr)
+		if req.Basic {
+			w.Header().Set("WWW-Authenticate", `Basic realm="fulfilment"`)
+		}
+		writeOAuthError(w, http.StatusUnauthorized, "invalid_client", "client authentication failed")
+		return nil
+	}
+	tok, err := svc.Token(client)
+	if err != nil {
+		h.logger.Error("issuing token", zap.String("client_id", client.ID), zap.Error(err))
+		writeOAuthError(w, http.StatusInternalServerError, "server_error", "the token could not be issued")
+		return nil
+	}
+	caddyhttp.SetVar(r.Context(), clientIDVar, client.ID)
+	caddyhttp.SetVar(r.Context(), partnerIDVar, client.PartnerID)
+	if ce := h.logger.Check(zapcore.DebugLevel, "token issued"); ce != nil {
+		ce.Write(zap.String("client_id", client.ID), zap.String("partner_id", client.PartnerID), zap.Bool("reused", tok.Reused))
+	}
+	writeTokenJSON(w, http.StatusOK, tokenResponse{AccessToken: tok.AccessToken, TokenType: "Bearer", ExpiresIn: tok.ExpiresIn})
+	return nil
+}
+
+// logFailure logs a refused token request: client id and address only,
+// never the secret.
+func (h *TokenHandler) logFailure(msg, clientID, addr string) {
+	if ce := h.logger.Check(zapcore.InfoLevel, msg); ce != nil {
+		ce.Write(zap.String("client_id", clientID), zap.String("remote_ip", addr))
+	}
+}
+
+// clientAddr is Caddy's client IP for r (which honours trusted_proxies), or
+// the connection's address.
+func clientAddr(r *http.Request) string {
+	if ip, ok := caddyhttp.GetVar(r.Context(), caddyhttp.ClientIPVarKey).(string); ok && ip != "" {
+		return ip
+	}
+	host, _, err := net.SplitHostPort(r.RemoteAddr)
+	if err != nil {
+		return r.RemoteAddr
+	}
+	return host
+}
+
+// parseTokenHandler parses the directive:
+//
+//	fulfilment_token
+func parseTokenHandler(h httpcaddyfile.Helper) (caddyhttp.MiddlewareHandler, error) {
+	th := new(TokenHandler)
+	return th, th.UnmarshalCaddyfile(h.Dispenser)
+}
+
+// UnmarshalCaddyfile parses `fulfilment_token` (no arguments, no block).
+func (h *TokenHandler) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
+	d.Next()
+	if d.NextArg() {
+		return d.ArgErr()
+	}
+	if d.NextBlock(0) {
+		return d.Errf("fulfilment_token takes no options; configure tokens in the fulfilment global option")
+	}
+	return nil
+}
+
+// Interface guards
+var (
+	_ caddy.Provisioner           = (*TokenHandler)(nil)
+	_ caddyhttp.MiddlewareHandler = (*TokenHandler)(nil)
+	_ caddyfile.Unmarshaler       = (*TokenHandler)(nil)
+)
