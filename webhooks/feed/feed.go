@@ -23,8 +23,9 @@ type Publisher interface {
 }
 
 // Partners tells whether a partner exists and whether it is a consolidation
-// partner.
-type Partners func(id string) (consolidation bool, ok bool)
+// partner. An error means the partners cannot be looked up right now (the
+// batch is retried later; nothing is rejected for it).
+type Partners func(id string) (consolidation bool, ok bool, err error)
 
 // Settings are what a config reload may change. A zero Poll.URL means no
 // polling (a push-only feed).

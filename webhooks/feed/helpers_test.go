@@ -90,14 +90,14 @@ func openDB(t *testing.T, dir string) *badger.DB {
 }
 
 // partnersKind: "cons" is a consolidation partner, "plain" is not.
-func partnersKind(id string) (bool, bool) {
+func partnersKind(id string) (bool, bool, error) {
 	switch id {
 	case "cons":
-		return true, true
+		return true, true, nil
 	case "plain":
-		return false, true
+		return false, true, nil
 	}
-	return false, false
+	return false, false, nil
 }
 
 // fakeFeed serves a scripted change list the way the simulator does:

@@ -82,7 +82,10 @@ func (f *Feed) Process(changes []Change, cursor *string, source string) (Result,
 		reason := s.Mapping.Check(c)
 		var events []webhooks.Event
 		if reason == "" {
-			consolidation, ok := s.Partners(c.Partner)
+			consolidation, ok, err := s.Partners(c.Partner)
+			if err != nil {
+				return res, fmt.Errorf("looking up partner %q: %w", c.Partner, err)
+			}
 			if !ok {
 				reason = fmt.Sprintf("unknown partner %q", c.Partner)
 			} else {

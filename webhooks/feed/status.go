@@ -1,6 +1,8 @@
 package feed
 
 import (
+	"encoding/json"
+	"fmt"
 	"net/url"
 	"slices"
 	"time"
@@ -103,4 +105,26 @@ func safeURL(s string) string {
 // idempotent by change id, like polled ones.
 func (f *Feed) Ingest(changes []Change) (Result, error) {
 	return f.Process(changes, nil, "push")
+}
+
+// IngestBody decodes a pushed body {"changes":[...]} (the page format
+// without "next") with the feed's mapping and processes it like Ingest. A
+// body that is not such an object is an error wrapping ErrMalformedPage; a
+// change inside it that cannot be used is rejected, not an error.
+func (f *Feed) IngestBody(body []byte) (Result, error) {
+	var top map[string]json.RawMessage
+	if err := json.Unmarshal(body, &top); err != nil || top == nil {
+		return Result{}, fmt.Errorf("%w: want a JSON object {\"changes\":[...]}", ErrMalformedPage)
+	}
+	raw, ok := top["changes"]
+	var items []json.RawMessage
+	if !ok || json.Unmarshal(raw, &items) != nil {
+		return Result{}, fmt.Errorf("%w: \"changes\" must be an array", ErrMalformedPage)
+	}
+	m := f.settings.Load().Mapping
+	changes := make([]Change, len(items))
+	for i, it := range items {
+		changes[i] = DecodeChange(it, m)
+	}
+	return f.Ingest(changes)
 }

@@ -1,0 +1,77 @@
+package caddymodule
+
+import (
+	"fmt"
+	"net/http"
+	"strings"
+
+	"github.com/caddyserver/caddy/v2"
+
+	"github.com/fulfilgate/fulfilgate/webhooks/feed"
+)
+
+func init() {
+	caddy.RegisterModule(adminFeeds{})
+}
+
+// adminFeedsBase is the admin API route of the change feeds.
+const adminFeedsBase = "/fulfilment/feeds"
+
+// adminFeeds is the admin API of the upstream change feeds, for operators:
+//
+//	GET /fulfilment/feeds         → 200 {"feeds":[<status>, ...]}
+//	GET /fulfilment/feeds/<name>  → 200 <status>; 404 for an unknown feed
+//
+// A status carries the feed's mode (poll or push), URL (without user info
+// or query), cursor, lag_seconds, last error and when, consecutive errors,
+// a warning (e.g. a cursor that went backwards), counters since start-up
+// (pages, changes_read, duplicates, events_produced, deliveries_queued,
+// rejected_changes), rejected_total (ever) and the last 100 rejected
+// changes with their reasons. Another method answers 405; 503 when no
+// fulfilment app runs.
+type adminFeeds struct{}
+
+// CaddyModule returns the Caddy module information.
+func (adminFeeds) CaddyModule() caddy.ModuleInfo {
+	return caddy.ModuleInfo{
+		ID:  "admin.api.fulfilment_feeds",
+		New: func() caddy.Module { return new(adminFeeds) },
+	}
+}
+
+// Routes returns the admin routes.
+func (adminFeeds) Routes() []caddy.AdminRoute {
+	h := caddy.AdminHandlerFunc(serveAdminFeeds)
+	return []caddy.AdminRoute{{Pattern: adminFeedsBase, Handler: h}, {Pattern: adminFeedsBase + "/", Handler: h}}
+}
+
+func serveAdminFeeds(w http.ResponseWriter, r *http.Request) error {
+	if r.Method != http.MethodGet {
+		w.Header().Set("Allow", http.MethodGet)
+		return caddy.APIError{HTTPStatus: http.StatusMethodNotAllowed, Err: fmt.Errorf("method %s not allowed; use GET", r.Method)}
+	}
+	name := strings.Trim(strings.TrimPrefix(r.URL.Path, adminFeedsBase), "/")
+	app, st, err := runningApp()
+	if err != nil {
+		return err
+	}
+	set, err := feedSetOf(st, app.logger.Named("feed"))
+	if err != nil {
+		return caddy.APIError{HTTPStatus: http.StatusServiceUnavailable, Err: err}
+	}
+	if name == "" {
+		out := []feed.Status{}
+		for _, f := range set.list() {
+			out = append(out, f.Status())
+		}
+		return writeAdminJSON(w, http.StatusOK, map[string]any{"feeds": out})
+	}
+	f := set.get(name)
+	if f == nil {
+		return caddy.APIError{HTTPStatus: http.StatusNotFound, Err: fmt.Errorf("no feed named %q", name)}
+	}
+	return writeAdminJSON(w, http.StatusOK, f.Status())
+}
+
+// Interface guards
+var _ caddy.AdminRouter = adminFeeds{}

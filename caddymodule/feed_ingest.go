@@ -1,0 +1,229 @@
+package caddymodule
+
+import (
+	"crypto/sha256"
+	"crypto/subtle"
+	"errors"
+	"fmt"
+	"io"
+	"mime"
+	"net/http"
+	"strings"
+
+	"github.com/caddyserver/caddy/v2"
+	"github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
+	"github.com/caddyserver/caddy/v2/caddyconfig/httpcaddyfile"
+	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
+	"github.com/dustin/go-humanize"
+	"go.uber.org/zap"
+
+	"github.com/fulfilgate/fulfilgate/webhooks/feed"
+)
+
+func init() {
+	caddy.RegisterModule(new(IngestHandler))
+	httpcaddyfile.RegisterHandlerDirective("fulfilment_ingest", parseIngestDirective)
+	httpcaddyfile.RegisterDirectiveOrder("fulfilment_ingest", httpcaddyfile.Before, "reverse_proxy")
+}
+
+// Defaults of IngestHandler.
+const (
+	defaultIngestMaxBody = 8 << 20
+	minIngestSecretLen   = 16
+)
+
+// IngestHandler is the push alternative to polling a feed: a WMS that can
+// call out POSTs its changes here, in the feed's page format without "next":
+//
+//	POST <any path routed here>
+//	Authorization: Bearer <shared secret>
+//	Content-Type: application/json
+//	{"changes":[{"id","partner","kind","entity","change",...}, ...]}
+//
+// The changes go through the named feed's mapping exactly as polled ones do
+// and are idempotent by change id: a change pushed again (or also polled)
+// produces no second event. Answers: 200 with what was done
+// ({"read","duplicates","rejected","events","deliveries","rejected_changes"});
+// 400 malformed body; 401 wrong or missing secret; 405 not POST; 413 body
+// too large; 415 not JSON; 503 the app or feed is not running, or the events
+// could not be queued (the WMS should retry). Errors are problem+json.
+//
+// Serve it on an internal listener only (for example a site bound to
+// 127.0.0.1 or a private network), never on the partner-facing one.
+type IngestHandler struct {
+	// Feed is the name of a feed of the fulfilment app (it may have no url:
+	// a push-only feed). Required.
+	Feed string `json:"feed"`
+	// Secret is the shared secret the WMS sends as a Bearer token, at least
+	// 16 bytes; use a placeholder such as {env.WMS_INGEST_SECRET}. Required.
+	Secret string `json:"secret"`
+	// MaxBodyBytes is the largest body accepted. Default 8 MiB.
+	MaxBodyBytes int64 `json:"max_body_bytes,omitempty"`
+
+	app     *App
+	logger  *zap.Logger
+	secret  [32]byte
+	maxBody int64
+}
+
+// CaddyModule returns the Caddy module information.
+func (*IngestHandler) CaddyModule() caddy.ModuleInfo {
+	return caddy.ModuleInfo{
+		ID:  "http.handlers.fulfilment_ingest",
+		New: func() caddy.Module { return new(IngestHandler) },
+	}
+}
+
+// Provision resolves the secret and finds the fulfilment app and the feed.
+func (h *IngestHandler) Provision(ctx caddy.Context) error {
+	h.logger = ctx.Logger()
+	secret := caddy.NewReplacer().ReplaceKnown(h.Secret, "")
+	if len(secret) < minIngestSecretLen {
+		return fmt.Errorf("fulfilment_ingest: the secret must be at least %d bytes (is the environment variable set?)", minIngestSecretLen)
+	}
+	h.secret = sha256.Sum256([]byte(secret))
+	h.maxBody = h.MaxBodyBytes
+	if h.maxBody <= 0 {
+		h.maxBody = defaultIngestMaxBody
+	}
+	v, err := ctx.App("fulfilment")
+	if err != nil {
+		return fmt.Errorf("loading the fulfilment app: %v", err)
+	}
+	h.app = v.(*App)
+	for _, c := range h.app.Feeds {
+		if c != nil && c.Name == h.Feed {
+			return nil
+		}
+	}
+	return fmt.Errorf("fulfilment_ingest: no feed named %q in the fulfilment app", h.Feed)
+}
+
+// authorized compares the Bearer secret in constant time (hashes of equal
+// length, so not even the length leaks).
+func (h *IngestHandler) authorized(r *http.Request) bool {
+	token, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+	if !ok {
+		return false
+	}
+	got := sha256.Sum256([]byte(strings.TrimSpace(token)))
+	return subtle.ConstantTimeCompare(got[:], h.secret[:]) == 1
+}
+
+// ServeHTTP implements caddyhttp.MiddlewareHandler; it answers every request
+// it gets.
+func (h *IngestHandler) ServeHTTP(w http.ResponseWriter, r *http.Request, _ caddyhttp.Handler) error {
+	if r.Method != http.MethodPost {
+		w.Header().Set("Allow", http.MethodPost)
+		writeProblem(w, http.StatusMethodNotAllowed, "method-not-allowed", "use POST")
+		return nil
+	}
+	if !h.authorized(r) {
+		w.Header().Set("WWW-Authenticate", `Bearer realm="fulfilment-ingest"`)
+		writeProblem(w, http.StatusUnauthorized, "unauthorized", "the ingest secret is missing or wrong")
+		return nil
+	}
+	if mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err != nil || mt != "application/json" {
+		writeProblem(w, http.StatusUnsupportedMediaType, "unsupported-media-type", "send Content-Type: application/json")
+		return nil
+	}
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, h.maxBody))
+	if err != nil {
+		var tooBig *http.MaxBytesError
+		if errors.As(err, &tooBig) {
+			writeProblem(w, http.StatusRequestEntityTooLarge, "body-too-large",
+				fmt.Sprintf("the body is larger than %d bytes; push fewer changes at a time", h.maxBody))
+			return nil
+		}
+		writeProblem(w, http.StatusBadRequest, "bad-request", "could not read the body")
+		return nil
+	}
+	st := h.app.current()
+	if st == nil {
+		writeProblem(w, http.StatusServiceUnavailable, "unavailable", "the gateway is not running")
+		return nil
+	}
+	set, err := feedSetOf(st, h.app.logger.Named("feed"))
+	var f *feed.Feed
+	if err == nil {
+		f = set.get(h.Feed)
+	}
+	if f == nil {
+		writeProblem(w, http.StatusServiceUnavailable, "unavailable", "the feed is not running")
+		return nil
+	}
+	res, err := f.IngestBody(body)
+	if errors.Is(err, feed.ErrMalformedPage) {
+		writeProblem(w, http.StatusBadRequest, "malformed-changes", err.Error())
+		return nil
+	}
+	if err != nil {
+		h.logger.Error("queueing pushed changes", zap.String("feed", h.Feed), zap.Error(err))
+		w.Header().Set("Retry-After", "1")
+		writeProblem(w, http.StatusServiceUnavailable, "unavailable", "the changes could not be queued; retry")
+		return nil
+	}
+	if res.RejectedChanges == nil {
+		res.RejectedChanges = []feed.Rejected{}
+	}
+	return writeAdminJSON(w, http.StatusOK, res)
+}
+
+// parseIngestDirective parses the fulfilment_ingest directive:
+//
+//	fulfilment_ingest <feed> {
+//		secret   <shared secret>   # required, e.g. {env.WMS_INGEST_SECRET}
+//		max_body <size>            # default 8MiB
+//	}
+func parseIngestDirective(h httpcaddyfile.Helper) (caddyhttp.MiddlewareHandler, error) {
+	ih := new(IngestHandler)
+	if err := ih.UnmarshalCaddyfile(h.Dispenser); err != nil {
+		return nil, err
+	}
+	return ih, nil
+}
+
+// UnmarshalCaddyfile implements caddyfile.Unmarshaler (syntax above).
+func (h *IngestHandler) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
+	d.Next() // directive name
+	if !d.NextArg() {
+		return d.Err("fulfilment_ingest: want the feed name")
+	}
+	h.Feed = d.Val()
+	if d.NextArg() {
+		return d.ArgErr()
+	}
+	for d.NextBlock(0) {
+		opt := d.Val()
+		if !d.NextArg() {
+			return d.ArgErr()
+		}
+		v := d.Val()
+		if d.NextArg() {
+			return d.ArgErr()
+		}
+		switch opt {
+		case "secret":
+			h.Secret = v
+		case "max_body":
+			n, err := humanize.ParseBytes(v)
+			if err != nil || n == 0 || n > 1<<30 {
+				return d.Errf("max_body: want a size up to 1GiB, got %q", v)
+			}
+			h.MaxBodyBytes = int64(n)
+		default:
+			return d.Errf("unknown fulfilment_ingest option %q", opt)
+		}
+	}
+	if h.Secret == "" {
+		return d.Err("fulfilment_ingest: secret is required")
+	}
+	return nil
+}
+
+// Interface guards
+var (
+	_ caddy.Provisioner           = (*IngestHandler)(nil)
+	_ caddyhttp.MiddlewareHandler = (*IngestHandler)(nil)
+	_ caddyfile.Unmarshaler       = (*IngestHandler)(nil)
+)

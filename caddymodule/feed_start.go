@@ -1,0 +1,147 @@
+package caddymodule
+
+import (
+	"fmt"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/dgraph-io/badger/v4"
+	"go.uber.org/zap"
+
+	"github.com/fulfilgate/fulfilgate/webhooks"
+	"github.com/fulfilgate/fulfilgate/webhooks/feed"
+)
+
+// feedSet holds a data directory's feed readers, one per feed name. It is a
+// long-lived service of the shared state, so a config reload finds the
+// running readers and applies the new settings to them (one reader per feed
+// across reloads); a feed left out of the new config is stopped.
+type feedSet struct {
+	db     *badger.DB
+	logger *zap.Logger
+
+	mu    sync.Mutex
+	feeds map[string]*feed.Feed
+}
+
+// liveFeedSets are the open feed sets, for the metrics collector.
+var liveFeedSets sync.Map // *feedSet → struct{}
+
+func newFeedSet(db *badger.DB, logger *zap.Logger) *feedSet {
+	s := &feedSet{db: db, logger: logger, feeds: map[string]*feed.Feed{}}
+	liveFeedSets.Store(s, struct{}{})
+	return s
+}
+
+// feedSetOf returns the data directory's feed set (created empty if needed).
+func feedSetOf(st *sharedState, logger *zap.Logger) (*feedSet, error) {
+	v, err := st.service("feeds", func() (any, error) { return newFeedSet(st.DB, logger), nil })
+	if err != nil {
+		return nil, err
+	}
+	return v.(*feedSet), nil
+}
+
+// get returns the feed named name, or nil.
+func (s *feedSet) get(name string) *feed.Feed {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.feeds[name]
+}
+
+// list returns the feeds sorted by name.
+func (s *feedSet) list() []*feed.Feed {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make([]*feed.Feed, 0, len(s.feeds))
+	for _, f := range s.feeds {
+		out = append(out, f)
+	}
+	slices.SortFunc(out, func(a, b *feed.Feed) int {
+		if a.Name() < b.Name() {
+			return -1
+		}
+		return 1
+	})
+	return out
+}
+
+// apply makes the running feeds match cfgs.
+func (s *feedSet) apply(cfgs []*FeedConfig, pub feed.Publisher, partners feed.Partners) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	want := map[string]bool{}
+	for _, c := range cfgs {
+		if c == nil {
+			continue
+		}
+		want[c.Name] = true
+		settings := feed.Settings{Publisher: pub, Partners: partners, Mapping: c.mapping, Poll: c.pollConfig()}
+		if f, ok := s.feeds[c.Name]; ok {
+			if err := f.Apply(settings); err != nil {
+				return err
+			}
+			s.logger.Info("feed reader kept across reload", zap.String("feed", c.Name))
+			continue
+		}
+		f, err := feed.New(feed.Options{
+			Name: c.Name, DB: s.db, Logger: s.logger,
+			DedupeWindow: time.Duration(c.DedupeWindow),
+		}, settings)
+		if err != nil {
+			return err
+		}
+		f.Start()
+		s.feeds[c.Name] = f
+		st := f.Status()
+		s.logger.Info("feed reader started", zap.String("feed", c.Name), zap.String("mode", st.Mode),
+			zap.String("url", st.URL), zap.String("cursor", st.Cursor))
+	}
+	for name, f := range s.feeds {
+		if !want[name] {
+			_ = f.Close()
+			delete(s.feeds, name)
+			s.logger.Info("feed reader stopped: no longer configured", zap.String("feed", name))
+		}
+	}
+	return nil
+}
+
+// Close stops every reader (the data directory is closing).
+func (s *feedSet) Close() error {
+	liveFeedSets.Delete(s)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for name, f := range s.feeds {
+		_ = f.Close()
+		delete(s.feeds, name)
+	}
+	return nil
+}
+
+// feedPublisher returns the data directory's webhook service. It is set by
+// startWebhooks, which runs before startFeeds (webhookService() answers nil
+// until the app's Start has finished).
+func (a *App) feedPublisher() *webhooks.Service {
+	if a.Webhooks == nil || a.Webhooks.rt == nil {
+		return nil
+	}
+	return a.Webhooks.rt.svc
+}
+
+// startFeeds starts (or, on a reload, re-configures) the feed readers.
+func (a *App) startFeeds(st *sharedState) error {
+	set, err := feedSetOf(st, a.logger.Named("feed"))
+	if err != nil {
+		return err
+	}
+	pub := a.feedPublisher()
+	if pub == nil {
+		if len(a.Feeds) == 0 {
+			return nil
+		}
+		return fmt.Errorf("the webhook service is not running")
+	}
+	return set.apply(a.Feeds, pub, a.feedPartnerKind)
+}
