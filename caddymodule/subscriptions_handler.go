@@ -93,7 +93,7 @@ func (h *SubscriptionsHandler) ServeHTTP(w http.ResponseWriter, r *http.Request,
 	}
 	id := strings.TrimPrefix(rest, "/")
 
-	partner, ok := subscriptionsPartner(r)
+	partner, ok := partnerFromRequest(r)
 	if !ok {
 		w.Header().Set("WWW-Authenticate", `Bearer realm="fulfilment"`)
 		writeProblem(w, http.StatusUnauthorized, "unauthorized", "a valid Bearer access token is required")
@@ -281,13 +281,6 @@ func writeSubsJSON(w http.ResponseWriter, status int, v any) {
 	h.Set("Cache-Control", "no-store")
 	w.WriteHeader(status)
 	_, _ = w.Write(body)
-}
-
-// subscriptionsPartner returns the partner the Bearer guard put in the
-// request's context.
-func subscriptionsPartner(r *http.Request) (string, bool) {
-	p, _ := caddyhttp.GetVar(r.Context(), "fulfilment.partner_id").(string)
-	return p, p != ""
 }
 
 // parseSubscriptionsDirective parses the directive, which takes no

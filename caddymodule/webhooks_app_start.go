@@ -184,9 +184,19 @@ func (a *App) webhookService() *webhooks.Service {
 	return a.Webhooks.rt.svc
 }
 
-// webhookKeyOf returns the webhook key of partner id.
+// webhookKeyOf returns the webhook key of partner id from the tokens
+// part's partners (static and dynamic). An unknown or disabled partner, or
+// one without a key, is an error: the attempt fails and is retried, so a
+// partner fixed within the retry period still gets its events.
 func (a *App) webhookKeyOf(id string) ([]byte, error) {
-	// TODO(webhooks-glue): resolve through a.partner(id) once the tokens
-	// part provides it.
-	return nil, fmt.Errorf("partner %q: partners are not available yet", id)
+	p, ok := a.partner(id)
+	switch {
+	case !ok:
+		return nil, fmt.Errorf("unknown partner %q", id)
+	case p.Disabled:
+		return nil, fmt.Errorf("partner %q is disabled", id)
+	case len(p.WebhookKey) == 0:
+		return nil, fmt.Errorf("partner %q has no webhook key", id)
+	}
+	return p.WebhookKey, nil
 }

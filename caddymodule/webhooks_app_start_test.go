@@ -1,0 +1,139 @@
+package caddymodule
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"testing"
+	"time"
+
+	"github.com/caddyserver/caddy/v2"
+
+	"github.com/fulfilgate/fulfilgate/webhooks"
+)
+
+type gotHook struct {
+	header http.Header
+	body   []byte
+}
+
+// hookSink is a real receiver on 127.0.0.1 that answers 204 and hands every
+// request to the test.
+func hookSink(t *testing.T) (string, <-chan gotHook) {
+	ch := make(chan gotHook, 16)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		ch <- gotHook{r.Header.Clone(), b}
+		w.WriteHeader(http.StatusNoContent)
+	}))
+	t.Cleanup(srv.Close)
+	return srv.URL, ch
+}
+
+func fulfilmentConfig(dir, key, webhooksJSON string) []byte {
+	return fmt.Appendf(nil, `{"admin":{"disabled":true},"apps":{"fulfilment":{"data_dir":%q,
+		"tokens":{"partners":[{"id":"acme","webhook_key":%q}]},"webhooks":%s}}}`, dir, key, webhooksJSON)
+}
+
+func waitHook(t *testing.T, ch <-chan gotHook) gotHook {
+	t.Helper()
+	select {
+	case h := <-ch:
+		return h
+	case <-time.After(15 * time.Second):
+		t.Fatal("no delivery within 15s")
+	}
+	return gotHook{}
+}
+
+// A delivery is signed with the partner's key from the tokens part; after a
+// reload the same dispatcher keeps running and signs with the new config's
+// key.
+func TestWebhooksDeliveryAndReload(t *testing.T) {
+	dir := t.TempDir()
+	key1 := "first-webhook-key-0123456789abcdef0123456789"
+	key2 := "second-webhook-key-0123456789abcdef012345678"
+	hooks := `{"allow_http":true,"allow_networks":["127.0.0.0/8"],"standard_webhooks":true}`
+	if err := caddy.Load(fulfilmentConfig(dir, key1, hooks), true); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = caddy.Stop() })
+	app, _, err := runningApp()
+	if err != nil {
+		t.Fatal(err)
+	}
+	svc := app.webhookService()
+	if svc == nil {
+		t.Fatal("no webhook service after start")
+	}
+	url, got := hookSink(t)
+	sub, _, err := svc.Subscriptions().Create(context.Background(), "acme", url+"/hook", webhooks.EventShipmentShipped)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	id, err := svc.SendTest(sub.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := waitHook(t, got)
+	if want := `{"type":"shipment.shipped","resource":"shipment","identifier":"test"}`; string(h.body) != want {
+		t.Fatalf("body %s, want %s", h.body, want)
+	}
+	if !webhooks.Verify([]byte(key1), h.body, h.header.Get("x-hook-signature")) {
+		t.Fatalf("signature %q does not verify with the partner's key", h.header.Get("x-hook-signature"))
+	}
+	if h.header.Get("x-hook-id") != id || h.header.Get("x-hook-attempt") != "1" || h.header.Get("webhook-id") != id {
+		t.Fatalf("headers %v, want x-hook-id and webhook-id %s", h.header, id)
+	}
+	if ua := h.header.Get("User-Agent"); ua != "Fulfilgate-Webhooks/"+webhooksGatewayVersion() {
+		t.Fatalf("User-Agent %q", ua)
+	}
+
+	// Reload with the partner's key rotated and other delivery settings.
+	if err := caddy.Load(fulfilmentConfig(dir, key2, `{"allow_http":true,"allow_networks":["127.0.0.0/8"],"workers":3}`), true); err != nil {
+		t.Fatal(err)
+	}
+	app2, _, err := runningApp()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if app2 == app {
+		t.Fatal("reload did not load a new app")
+	}
+	if app2.webhookService() != svc {
+		t.Fatal("reload made a second webhook service for the same data dir")
+	}
+	if app.webhookService() != nil {
+		t.Fatal("the stopped config still hands out the service")
+	}
+	if _, err := svc.SendTest(sub.ID); err != nil {
+		t.Fatal(err)
+	}
+	h = waitHook(t, got)
+	if !webhooks.Verify([]byte(key2), h.body, h.header.Get("x-hook-signature")) {
+		t.Fatal("after the reload the delivery is not signed with the new config's key")
+	}
+	if h.header.Get("webhook-id") == "" {
+		t.Fatal("the running dispatcher should keep its settings (standard_webhooks) until a restart")
+	}
+}
+
+func TestWebhookKeyOf(t *testing.T) {
+	if err := caddy.Load(fulfilmentConfig(t.TempDir(), "a-webhook-key-of-enough-length-0123456789", `{}`), true); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = caddy.Stop() })
+	app, _, err := runningApp()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if k, err := app.webhookKeyOf("acme"); err != nil || string(k) != "a-webhook-key-of-enough-length-0123456789" {
+		t.Fatalf("acme: %q %v", k, err)
+	}
+	if _, err := app.webhookKeyOf("nobody"); err == nil {
+		t.Fatal("an unknown partner has a key")
+	}
+}
