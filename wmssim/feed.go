@@ -39,14 +39,17 @@ type feedPage struct {
 }
 
 // appendChange gives c the next sequence number (its id, and the cursor that
-// follows it) and the current time, and appends it. Callers hold mu. When the
+// follows it) and, unless the caller set one, the current time, and appends
+// it. Callers hold mu. When the
 // log holds an eighth more than maxChanges, the oldest are dropped so that
 // maxChanges remain; dropping in steps keeps appends amortised O(1).
 func (s *Store) appendChange(c Change) Change {
 	s.lastSeq++
 	c.seq = s.lastSeq
 	c.ID = strconv.FormatUint(c.seq, 10)
-	c.At = s.stamp()
+	if c.At == "" {
+		c.At = s.stamp()
+	}
 	if c.Products == nil {
 		c.Products = []string{}
 	}

@@ -30,7 +30,7 @@ func (s *Store) createOutbound(partner, orderRef string) (*Outbound, Change) {
 		ob.OrderRef = "SO-" + ob.ID
 	}
 	return ob, s.appendChange(Change{Partner: partner, Kind: "outbound", Entity: ob.ID,
-		Change: "created", Status: ob.Status})
+		Change: "created", Status: ob.Status, At: at})
 }
 
 func (s *Store) setOutboundStatus(id, status string) (*Outbound, Change, *opError) {
@@ -42,7 +42,7 @@ func (s *Store) setOutboundStatus(id, status string) (*Outbound, Change, *opErro
 	ob.Status = status
 	ob.History = append(ob.History, StatusChange{status, ob.UpdatedAt})
 	return ob, s.appendChange(Change{Partner: ob.Partner, Kind: "outbound", Entity: id,
-		Change: "status-changed", Status: status}), nil
+		Change: "status-changed", Status: status, At: ob.UpdatedAt}), nil
 }
 
 func (s *Store) createShipment(outboundID, carrier string) (*Shipment, Change, *opError) {
@@ -58,7 +58,7 @@ func (s *Store) createShipment(outboundID, carrier string) (*Shipment, Change, *
 	sh.ID = s.shipments.add(sh)
 	ob.Shipments = append(ob.Shipments, sh.ID)
 	return sh, s.appendChange(Change{Partner: sh.Partner, Kind: "shipment", Entity: sh.ID,
-		Change: "created", Status: sh.Status, Shipment: sh.ID, Outbound: ob.ID}), nil
+		Change: "created", Status: sh.Status, Shipment: sh.ID, Outbound: ob.ID, At: sh.CreatedAt}), nil
 }
 
 func (s *Store) printLabel(shipmentID, tracking string) (*Label, Change, *opError) {
@@ -75,7 +75,7 @@ func (s *Store) printLabel(shipmentID, tracking string) (*Label, Change, *opErro
 	}
 	sh.Labels = append(sh.Labels, lb.ID)
 	return lb, s.appendChange(Change{Partner: lb.Partner, Kind: "label", Entity: lb.ID,
-		Change: "printed", Status: lb.Status, Shipment: sh.ID, Outbound: sh.Outbound}), nil
+		Change: "printed", Status: lb.Status, Shipment: sh.ID, Outbound: sh.Outbound, At: at}), nil
 }
 
 func (s *Store) dispatchShipment(id string) (*Shipment, Change, *opError) {
@@ -90,7 +90,7 @@ func (s *Store) dispatchShipment(id string) (*Shipment, Change, *opError) {
 	sh.Status = "dispatched"
 	sh.DispatchedAt = s.stamp()
 	return sh, s.appendChange(Change{Partner: sh.Partner, Kind: "shipment", Entity: id,
-		Change: "dispatched", Status: sh.Status, Shipment: id, Outbound: sh.Outbound}), nil
+		Change: "dispatched", Status: sh.Status, Shipment: id, Outbound: sh.Outbound, At: sh.DispatchedAt}), nil
 }
 
 func (s *Store) setLabelStatus(id, status string) (*Label, Change, *opError) {
@@ -102,7 +102,7 @@ func (s *Store) setLabelStatus(id, status string) (*Label, Change, *opError) {
 	lb.Status = status
 	lb.History = append(lb.History, StatusChange{status, lb.UpdatedAt})
 	return lb, s.appendChange(Change{Partner: lb.Partner, Kind: "label", Entity: id,
-		Change: "status-changed", Status: status, Shipment: lb.Shipment}), nil
+		Change: "status-changed", Status: status, Shipment: lb.Shipment, At: lb.UpdatedAt}), nil
 }
 
 func (s *Store) createInbound(partner, asn string) (*Inbound, Change) {
@@ -114,7 +114,7 @@ func (s *Store) createInbound(partner, asn string) (*Inbound, Change) {
 		ib.ASN = "ASN-" + ib.ID
 	}
 	return ib, s.appendChange(Change{Partner: partner, Kind: "inbound", Entity: ib.ID,
-		Change: "created", Status: ib.Status})
+		Change: "created", Status: ib.Status, At: at})
 }
 
 func (s *Store) setInboundStatus(id, status string) (*Inbound, Change, *opError) {
@@ -126,7 +126,7 @@ func (s *Store) setInboundStatus(id, status string) (*Inbound, Change, *opError)
 	ib.Status = status
 	ib.History = append(ib.History, StatusChange{status, ib.UpdatedAt})
 	return ib, s.appendChange(Change{Partner: ib.Partner, Kind: "inbound", Entity: id,
-		Change: "status-changed", Status: status}), nil
+		Change: "status-changed", Status: status, At: ib.UpdatedAt}), nil
 }
 
 func (s *Store) receive(inboundID string, products []string) (*Receipt, Change, *opError) {
@@ -142,7 +142,7 @@ func (s *Store) receive(inboundID string, products []string) (*Receipt, Change, 
 	rc.ID = s.receipts.add(rc)
 	ib.Receipts = append(ib.Receipts, rc.ID)
 	return rc, s.appendChange(Change{Partner: rc.Partner, Kind: "receipt", Entity: rc.ID,
-		Change: "received", Status: rc.Status, Products: products, Inbound: ib.ID}), nil
+		Change: "received", Status: rc.Status, Products: products, Inbound: ib.ID, At: rc.ReceivedAt}), nil
 }
 
 func (s *Store) postAdjustment(partner, reason string, products []string) (*Adjustment, Change) {
@@ -156,7 +156,7 @@ func (s *Store) postAdjustment(partner, reason string, products []string) (*Adju
 		adj.Lines = append(adj.Lines, AdjustmentLine{ID: fmt.Sprintf("%s-%d", adj.ID, i+1), Product: p})
 	}
 	return adj, s.appendChange(Change{Partner: partner, Kind: "adjustment", Entity: adj.ID,
-		Change: "posted", Status: adj.Status, Products: products})
+		Change: "posted", Status: adj.Status, Products: products, At: adj.PostedAt})
 }
 
 // setOutage makes every non-control path answer 503 for d (0 ends it).

@@ -27,7 +27,7 @@ var resourceNames = []string{
 // resource reads one collection of a store; callers hold the store's mu.
 type resource struct {
 	list func(s *Store, f listFilter) ([]byte, error)
-	get  func(s *Store, id, partner string) (any, bool)
+	get  func(s *Store, id, partner string, isolated bool) (any, bool)
 }
 
 var resources = map[string]resource{
@@ -40,10 +40,11 @@ var resources = map[string]resource{
 	"labels":            resourceOf(func(s *Store) *table[*Label] { return s.labels }),
 }
 
-// listFilter selects a page of a collection. Empty partner or status means
-// all.
+// listFilter selects a page of a collection: only partner's records when
+// isolated, only those with status when it is not empty.
 type listFilter struct {
 	partner, status string
+	isolated        bool
 	page, size      int
 }
 
@@ -60,7 +61,7 @@ func resourceOf[R record](pick func(*Store) *table[R]) resource {
 		list: func(s *Store, f listFilter) ([]byte, error) {
 			var match []R
 			for _, rec := range pick(s).order {
-				if (f.partner == "" || rec.owner() == f.partner) && (f.status == "" || rec.state() == f.status) {
+				if (!f.isolated || rec.owner() == f.partner) && (f.status == "" || rec.state() == f.status) {
 					match = append(match, rec)
 				}
 			}
@@ -70,9 +71,9 @@ func resourceOf[R record](pick func(*Store) *table[R]) resource {
 			}
 			return json.Marshal(listPage{Items: items, Page: f.page, PageSize: f.size, Total: len(match)})
 		},
-		get: func(s *Store, id, partner string) (any, bool) {
+		get: func(s *Store, id, partner string, isolated bool) (any, bool) {
 			rec, ok := pick(s).get(id)
-			if !ok || (partner != "" && rec.owner() != partner) {
+			if !ok || (isolated && rec.owner() != partner) {
 				return nil, false
 			}
 			return rec, true
@@ -96,10 +97,15 @@ func (h *Handler) serveResource(w http.ResponseWriter, r *http.Request, segs []s
 		methodNotAllowed(w, "GET, HEAD")
 		return
 	}
-	partner := r.Header.Get(partnerHeader)
+	// A present header isolates, even when empty (then nothing matches).
+	partnerVals, isolated := r.Header[partnerHeader]
+	partner := ""
+	if isolated && len(partnerVals) > 0 {
+		partner = partnerVals[0]
+	}
 	if len(segs) == 2 {
 		h.store.mu.Lock()
-		rec, found := res.get(h.store, segs[1], partner)
+		rec, found := res.get(h.store, segs[1], partner, isolated)
 		var body []byte
 		var err error
 		if found {
@@ -121,7 +127,7 @@ func (h *Handler) serveResource(w http.ResponseWriter, r *http.Request, segs []s
 		writeError(w, http.StatusBadRequest, codeBadRequest, msg)
 		return
 	}
-	f.partner = partner
+	f.partner, f.isolated = partner, isolated
 	h.store.mu.Lock()
 	body, err := res.list(h.store, f)
 	h.store.mu.Unlock()

@@ -3,6 +3,7 @@ package wmssim
 import (
 	"encoding/json"
 	"fmt"
+	"net/http"
 	"testing"
 )
 
@@ -136,4 +137,23 @@ func TestResourcesLegacyLook(t *testing.T) {
 	if idx["system"] != "LegacyWMS" || idx["feed"] != "/wms/changes" {
 		t.Fatalf("index %v", idx)
 	}
+}
+
+// An X-Partner-Id header that is present but empty isolates too: it matches
+// no partner, rather than showing everyone's records.
+func TestResourcesEmptyPartnerHeaderIsolates(t *testing.T) {
+	s := newSim(t, true)
+	req, _ := http.NewRequest("GET", s.srv.URL+"/wms/items", nil)
+	req.Header["X-Partner-Id"] = []string{""}
+	resp, err := s.srv.Client().Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var p page[Item]
+	err = json.NewDecoder(resp.Body).Decode(&p)
+	resp.Body.Close()
+	if err != nil || p.Total != 0 {
+		t.Fatalf("empty partner header sees %d items (%v)", p.Total, err)
+	}
+	s.wantError(404, codeNotFound, "GET", "/wms/items/ITM-000001", "", "X-Partner-Id", "")
 }
