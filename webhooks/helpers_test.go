@@ -20,6 +20,12 @@ func openDB(t testing.TB, dir string) *badger.DB {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// Registered before any service's cleanup, so it runs after them.
+	t.Cleanup(func() {
+		if !db.IsClosed() {
+			db.Close()
+		}
+	})
 	return db
 }
 

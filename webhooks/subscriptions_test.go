@@ -10,7 +10,6 @@ import (
 
 func TestSubscriptionValidation(t *testing.T) {
 	db := openDB(t, t.TempDir())
-	defer db.Close()
 	o := testOptions(db, newFakeClock())
 	o.AllowHTTP = false
 	s := newService(t, o)
@@ -57,7 +56,6 @@ func TestSubscriptionValidation(t *testing.T) {
 // because the test policy allows 127.0.0.0/8.
 func TestSubscriptionSSRFRefusedWithoutAllow(t *testing.T) {
 	db := openDB(t, t.TempDir())
-	defer db.Close()
 	o := testOptions(db, newFakeClock())
 	o.Policy = nil
 	s := newService(t, o)
@@ -134,7 +132,6 @@ func TestSubscriptionIdempotentIsolatedLimited(t *testing.T) {
 	s.Close()
 	db.Close()
 	db = openDB(t, dir)
-	defer db.Close()
 	s2 := newService(t, testOptions(db, clock))
 	l, _ := s2.Subscriptions().List("p1")
 	if len(l) != 3 {
@@ -146,7 +143,6 @@ func TestSubscriptionIdempotentIsolatedLimited(t *testing.T) {
 // subscription; concurrent distinct creates never exceed the limit.
 func TestSubscriptionCreateRace(t *testing.T) {
 	db := openDB(t, t.TempDir())
-	defer db.Close()
 	o := testOptions(db, newFakeClock())
 	o.MaxSubscriptionsPerPartner = 5
 	st := newService(t, o).Subscriptions()
