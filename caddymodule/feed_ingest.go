@@ -77,6 +77,14 @@ func (*IngestHandler) CaddyModule() caddy.ModuleInfo {
 // Provision resolves the secret and finds the fulfilment app and the feed.
 func (h *IngestHandler) Provision(ctx caddy.Context) error {
 	h.logger = ctx.Logger()
+	v, err := ctx.App("fulfilment")
+	if err != nil {
+		return fmt.Errorf("loading the fulfilment app: %v", err)
+	}
+	return h.provision(v.(*App))
+}
+
+func (h *IngestHandler) provision(app *App) error {
 	secret := caddy.NewReplacer().ReplaceKnown(h.Secret, "")
 	if len(secret) < minIngestSecretLen {
 		return fmt.Errorf("fulfilment_ingest: the secret must be at least %d bytes (is the environment variable set?)", minIngestSecretLen)
@@ -86,12 +94,8 @@ func (h *IngestHandler) Provision(ctx caddy.Context) error {
 	if h.maxBody <= 0 {
 		h.maxBody = defaultIngestMaxBody
 	}
-	v, err := ctx.App("fulfilment")
-	if err != nil {
-		return fmt.Errorf("loading the fulfilment app: %v", err)
-	}
-	h.app = v.(*App)
-	for _, c := range h.app.Feeds {
+	h.app = app
+	for _, c := range app.Feeds {
 		if c != nil && c.Name == h.Feed {
 			return nil
 		}
