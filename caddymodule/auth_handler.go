@@ -66,6 +66,17 @@ func (*AuthHandler) CaddyModule() caddy.ModuleInfo {
 // Provision fills defaults and finds the fulfilment app.
 func (h *AuthHandler) Provision(ctx caddy.Context) error {
 	h.logger = ctx.Logger()
+	h.setup()
+	v, err := ctx.App("fulfilment")
+	if err != nil {
+		return err
+	}
+	h.app = v.(*App)
+	return nil
+}
+
+// setup fills the defaults and the prepared challenge headers.
+func (h *AuthHandler) setup() {
 	h.identity = http.CanonicalHeaderKey(h.IdentityHeader)
 	if h.identity == "" {
 		h.identity = "X-Partner-Id"
@@ -77,12 +88,6 @@ func (h *AuthHandler) Provision(ctx caddy.Context) error {
 	h.challenge = fmt.Sprintf(`Bearer realm=%q`, realm)
 	h.invalidHdr = fmt.Sprintf(`Bearer realm=%q, error="invalid_token"`, realm)
 	h.expiredHdr = fmt.Sprintf(`Bearer realm=%q, error="invalid_token", error_description="The access token expired"`, realm)
-	v, err := ctx.App("fulfilment")
-	if err != nil {
-		return err
-	}
-	h.app = v.(*App)
-	return nil
 }
 
 // Validate checks the header names.

@@ -1,0 +1,153 @@
+package caddymodule
+
+import (
+	"context"
+	"crypto/ed25519"
+	"encoding/base64"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/caddyserver/caddy/v2"
+	"github.com/golang-jwt/jwt/v5"
+)
+
+// Demo credentials of the unit tests (never used outside tests).
+const (
+	tAcmeID       = "acme-test-client"
+	tAcmeSecret   = "acme-test-secret-0123456789abcdefghijklmnop"
+	tGlobexID     = "globex-test-client"
+	tGlobexSecret = "globex-test-secret-0123456789abcdefghijklmno"
+	tSeedB64      = "AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8=" // 32-byte Ed25519 seed 0..31
+)
+
+func testTokensConfig() *TokensConfig {
+	return &TokensConfig{
+		SigningKeys: []SigningKeyConfig{{KID: "test-1", Alg: "EdDSA", Key: "{env.FULFILGATE_TEST_SIGNING_KEY}"}},
+		Partners: []PartnerConfig{
+			{ID: "partner-acme", Consolidation: true, WebhookKey: "acme-test-webhook-key-0123456789abcdef",
+				Clients: []ClientConfig{{ID: tAcmeID, Secret: tAcmeSecret}}},
+			{ID: "partner-globex", WebhookKey: "globex-test-webhook-key-0123456789abcde",
+				Clients: []ClientConfig{{ID: tGlobexID, Secret: tGlobexSecret}}},
+		},
+	}
+}
+
+// startTokensApp provisions and starts a real fulfilment app (Badger in a
+// temporary dir) with the given tokens block.
+func startTokensApp(t testing.TB, cfg *TokensConfig) *App {
+	t.Helper()
+	t.Setenv("FULFILGATE_TEST_SIGNING_KEY", tSeedB64)
+	ctx, cancel := caddy.NewContext(caddy.Context{Context: context.Background()})
+	t.Cleanup(cancel)
+	a := &App{DataDir: t.TempDir(), Tokens: cfg}
+	if err := a.Provision(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := a.Stop(); err != nil {
+			t.Error(err)
+		}
+	})
+	return a
+}
+
+// testSigner returns the Ed25519 key behind tSeedB64.
+func testSigner(t testing.TB) ed25519.PrivateKey {
+	seed, err := base64.StdEncoding.DecodeString(tSeedB64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ed25519.NewKeyFromSeed(seed)
+}
+
+// signTestToken signs claims with the configured test key.
+func signTestToken(t testing.TB, claims jwt.MapClaims) string {
+	t.Helper()
+	tk := jwt.NewWithClaims(jwt.SigningMethodEdDSA, claims)
+	tk.Header["typ"] = "at+jwt"
+	tk.Header["kid"] = "test-1"
+	s, err := tk.SignedString(testSigner(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+func TestTokensProvisionErrors(t *testing.T) {
+	cases := map[string]*TokensConfig{
+		"lifetime too long":  {Lifetime: caddy.Duration(2 * time.Hour)},
+		"lifetime too short": {Lifetime: caddy.Duration(10 * time.Minute)},
+		"leeway too long":    {Leeway: caddy.Duration(2 * time.Minute)},
+		"unknown algorithm":  {Algorithm: "none"},
+		"unset env key":      {SigningKeys: []SigningKeyConfig{{KID: "k", Alg: "EdDSA", Key: "{env.FULFILGATE_TEST_UNSET_VAR}"}}},
+		"short secret":       {Partners: []PartnerConfig{{ID: "p", Clients: []ClientConfig{{ID: "c", Secret: "short"}}}}},
+		"bad partner id":     {Partners: []PartnerConfig{{ID: "a/b"}}},
+	}
+	for name, cfg := range cases {
+		ctx, cancel := caddy.NewContext(caddy.Context{Context: context.Background()})
+		a := &App{DataDir: t.TempDir(), Tokens: cfg}
+		err := a.Provision(ctx)
+		cancel()
+		if err == nil {
+			t.Errorf("%s: accepted", name)
+			continue
+		}
+		if !strings.Contains(err.Error(), "tokens") {
+			t.Errorf("%s: error does not name the tokens block: %v", name, err)
+		}
+	}
+	ctx, cancel := caddy.NewContext(caddy.Context{Context: context.Background()})
+	defer cancel()
+	a := &App{DataDir: t.TempDir(), Tokens: &TokensConfig{Lifetime: caddy.Duration(2 * time.Hour)}}
+	if err := a.Provision(ctx); !strings.Contains(err.Error(), "1800") {
+		t.Fatalf("lifetime error does not say the range: %v", err)
+	}
+}
+
+func TestAppPartnerAndRestartKeepsService(t *testing.T) {
+	a := startTokensApp(t, testTokensConfig())
+	p, ok := a.partner("partner-acme")
+	if !ok || !p.Consolidation || string(p.WebhookKey) != "acme-test-webhook-key-0123456789abcdef" {
+		t.Fatalf("partner-acme: %+v %v", p, ok)
+	}
+	if g, ok := a.partner("partner-globex"); !ok || g.Consolidation {
+		t.Fatalf("partner-globex: %+v %v", g, ok)
+	}
+	if _, ok := a.partner("nobody"); ok {
+		t.Fatal("unknown partner found")
+	}
+	svc := a.tokenService()
+	// A second config on the same data dir (as a reload does) shares the
+	// same service and applies its own settings.
+	ctx, cancel := caddy.NewContext(caddy.Context{Context: context.Background()})
+	defer cancel()
+	cfg := testTokensConfig()
+	cfg.Partners = cfg.Partners[:1]
+	b := &App{DataDir: a.DataDir, Tokens: cfg}
+	if err := b.Provision(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer b.Stop()
+	if b.tokenService() != svc {
+		t.Fatal("reload made a second token service")
+	}
+	if _, ok := b.partner("partner-globex"); ok {
+		t.Fatal("removed static partner still present after reload")
+	}
+	if err := a.Stop(); err != nil {
+		t.Fatal(err)
+	}
+	if a.tokenService() != nil {
+		t.Fatal("stopped app still serves tokens")
+	}
+	if _, ok := a.partner("partner-acme"); ok {
+		t.Fatal("stopped app still answers partner()")
+	}
+}
