@@ -143,7 +143,7 @@ func (h *AuthHandler) refuse(w http.ResponseWriter, r *http.Request, verr *token
 		writeProblem(w, http.StatusForbidden, "token-expired", "The access token expired; obtain a new one at /api/auth/token")
 	case tokens.FaultMissing:
 		w.Header().Set("WWW-Authenticate", h.challenge)
-		writeProblem(w, http.StatusUnauthorized, "unauthorized", "An Authorization: Bearer <access token> header is required")
+		writeProblem(w, http.StatusUnauthorized, "unauthorized", "An Authorization header with a Bearer access token is required")
 	default:
 		w.Header().Set("WWW-Authenticate", h.invalidHdr)
 		writeProblem(w, http.StatusUnauthorized, "invalid-token", "The access token is invalid")
