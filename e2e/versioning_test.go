@@ -4,12 +4,15 @@ import (
 	"bufio"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
 	"reflect"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -19,11 +22,21 @@ import (
 type repoGateway struct {
 	*gateway
 	Base, WMS string
+	DataDir   string // the fulfilment app's Badger dir
 }
 
 // startRepoGateway runs caddyfile (normally repoCaddyfile(t)) with the demo's
 // environment variables pointing at free ports and a fresh data dir.
 func startRepoGateway(t testing.TB, caddyfile string) *repoGateway {
+	t.Helper()
+	g := newRepoGateway(t, caddyfile)
+	g.run(t)
+	return g
+}
+
+// newRepoGateway prepares startRepoGateway's process without starting it,
+// so that a test can put something into DataDir first; run starts it.
+func newRepoGateway(t testing.TB, caddyfile string) *repoGateway {
 	t.Helper()
 	dir := t.TempDir()
 	port, wms := freePort(t), freePort(t)
@@ -41,32 +54,78 @@ func startRepoGateway(t testing.TB, caddyfile string) *repoGateway {
 	if err := os.WriteFile(filepath.Join(dir, "Caddyfile"), []byte(caddyfile), 0o600); err != nil {
 		t.Fatal(err)
 	}
+	return &repoGateway{gateway: g, DataDir: filepath.Join(dir, "data"),
+		Base: fmt.Sprintf("http://127.0.0.1:%d", port), WMS: fmt.Sprintf("http://127.0.0.1:%d", wms)}
+}
+
+// run starts the process and waits until both sites answer.
+func (g *repoGateway) run(t testing.TB) {
+	t.Helper()
 	g.start()
 	t.Cleanup(g.Stop)
-	rg := &repoGateway{gateway: g, Base: fmt.Sprintf("http://127.0.0.1:%d", port), WMS: fmt.Sprintf("http://127.0.0.1:%d", wms)}
-	waitHTTP(t, rg.WMS+"/wms")
-	waitHTTP(t, rg.Base+"/")
-	return rg
+	waitHTTP(t, g.WMS+"/wms")
+	waitHTTP(t, g.Base+"/")
 }
+
+// The demo Caddyfile's partner whose token the versioning tests use.
+const (
+	demoPartner      = "partner-acme"
+	demoClientID     = "acme-demo-client"
+	demoClientSecret = "DEMO-ONLY-acme-secret-0123456789abcdefghij"
+)
+
+// gatewayTokens caches one access token per gateway base URL.
+var gatewayTokens sync.Map
 
 // gatewayHeaders are the headers every request to the gateway's fulfilment
-// interface carries. None yet: once the Bearer guard is in the demo
-// Caddyfile, fetch a token from base+"/api/auth/token" here and return
-// "Authorization", "Bearer <token>".
+// interface carries: a Bearer token of the demo partner, fetched once per
+// gateway from base+"/api/auth/token". A gateway whose Caddyfile has no
+// token endpoint (404) gets no Authorization header.
 func gatewayHeaders(t testing.TB, base string) []string {
 	t.Helper()
-	return nil
+	if tok, ok := gatewayTokens.Load(base); ok {
+		return tok.([]string)
+	}
+	req, err := http.NewRequest(http.MethodPost, base+"/api/auth/token", strings.NewReader("grant_type=client_credentials"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	req.SetBasicAuth(url.QueryEscape(demoClientID), url.QueryEscape(demoClientSecret))
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatalf("token request: %v", err)
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	var h []string
+	switch resp.StatusCode {
+	case http.StatusNotFound:
+		h = []string{}
+	case http.StatusOK:
+		var tok struct {
+			AccessToken string `json:"access_token"`
+		}
+		if json.Unmarshal(body, &tok) != nil || tok.AccessToken == "" {
+			t.Fatalf("token response: %s", body)
+		}
+		h = []string{"Authorization", "Bearer " + tok.AccessToken}
+	default:
+		t.Fatalf("token request: %d %s", resp.StatusCode, body)
+	}
+	gatewayTokens.Store(base, h)
+	return h
 }
 
-// gatewayGet GETs url from the gateway with gatewayHeaders plus header
+// gatewayGet GETs target from the gateway with gatewayHeaders plus header
 // (name, value pairs).
-func gatewayGet(t testing.TB, url string, header ...string) (int, http.Header, []byte) {
+func gatewayGet(t testing.TB, target string, header ...string) (int, http.Header, []byte) {
 	t.Helper()
-	base := url
-	if i := strings.Index(url[len("http://"):], "/"); i >= 0 {
-		base = url[:len("http://")+i]
+	base := target
+	if i := strings.Index(target[len("http://"):], "/"); i >= 0 {
+		base = target[:len("http://")+i]
 	}
-	return do(t, http.MethodGet, url, nil, append(gatewayHeaders(t, base), header...)...)
+	return do(t, http.MethodGet, target, nil, append(append([]string{}, gatewayHeaders(t, base)...), header...)...)
 }
 
 // rawGet sends "GET <target> HTTP/1.1" exactly as given (no client-side
@@ -168,10 +227,13 @@ func TestVersioningMapsOntoUpstreamPaths(t *testing.T) {
 		if v := r.Headers["X-Trace-Test"]; !reflect.DeepEqual(v, []string{"trace-" + tc.path}) {
 			t.Errorf("GET %s: caller's header arrived as %q", tc.public, v)
 		}
+		if v := r.Headers["Authorization"]; len(v) != 0 {
+			t.Errorf("GET %s: the simulator received Authorization %q", tc.public, v)
+		}
 	}
 
 	// One record, three public spellings and the WMS's own path: same body.
-	status, _, body := do(t, http.MethodGet, g.WMS+"/wms/items?page_size=1", nil)
+	status, _, body := do(t, http.MethodGet, g.WMS+"/wms/items?page_size=1", nil, "X-Partner-Id", demoPartner)
 	var list struct {
 		Items []struct {
 			ID string `json:"id"`
@@ -181,7 +243,7 @@ func TestVersioningMapsOntoUpstreamPaths(t *testing.T) {
 		t.Fatalf("simulator items: %d %s", status, body)
 	}
 	id := list.Items[0].ID
-	_, _, direct := do(t, http.MethodGet, g.WMS+"/wms/items/"+id, nil)
+	_, _, direct := do(t, http.MethodGet, g.WMS+"/wms/items/"+id, nil, "X-Partner-Id", demoPartner)
 	for _, public := range []string{"/api/fulfilment/v4/products/" + id, "/v4/products/" + id, "/api/fulfilment/v3/products/" + id} {
 		status, _, body := gatewayGet(t, g.Base+public)
 		if status != http.StatusOK || string(body) != string(direct) {
@@ -326,20 +388,23 @@ func TestVersioningPerVersionUpstream(t *testing.T) {
 }
 
 http://:{$GW_PORT} {
-	fulfilment_version /api/fulfilment/* {
-		map products items
-		version v4 {
-			upstream_prefix /wms
-			upstream 127.0.0.1:{$A_PORT}
+	route /api/fulfilment/* {
+		fulfilment_version {
+			map products items
+			version v4 {
+				upstream_prefix /wms
+				upstream 127.0.0.1:{$A_PORT}
+			}
+			version v3 {
+				upstream_prefix /wms/classic
+				upstream 127.0.0.1:{$B_PORT}
+			}
 		}
-		version v3 {
-			upstream_prefix /wms/classic
-			upstream 127.0.0.1:{$B_PORT}
+		reverse_proxy {fulfilment.upstream} {
+			header_up X-Request-Id {http.request.uuid}
 		}
 	}
-	reverse_proxy {fulfilment.upstream} {
-		header_up X-Request-Id {http.request.uuid}
-	}
+	respond 404
 }
 
 http://:{$A_PORT} {
