@@ -126,13 +126,7 @@ func (s *Service) run(d *delivery, oldKey []byte, tgt string) {
 			return
 		}
 		released = true
-		s.sched.mu.Lock()
-		s.sched.active--
-		if s.sched.targets[tgt]--; s.sched.targets[tgt] <= 0 {
-			delete(s.sched.targets, tgt)
-		}
-		s.sched.mu.Unlock()
-		s.sched.poke()
+		s.releaseSlot(tgt)
 	}
 	defer release()
 
@@ -172,6 +166,34 @@ func (s *Service) run(d *delivery, oldKey []byte, tgt string) {
 	case <-s.committerDone:
 		s.forget(d.ID)
 	}
+}
+
+// releaseSlot frees the attempt slot of tgt: a delivery parked for tgt
+// takes it over at once; otherwise the slot is freed and the dispatcher is
+// woken.
+func (s *Service) releaseSlot(tgt string) {
+	sc := &s.sched
+	sc.mu.Lock()
+	if q := sc.parked[tgt]; len(q) > 0 && s.ctx.Err() == nil {
+		next := q[0]
+		q[0] = parkedItem{}
+		if len(q) == 1 {
+			delete(sc.parked, tgt)
+		} else {
+			sc.parked[tgt] = q[1:]
+		}
+		sc.parkedN--
+		sc.mu.Unlock()
+		s.workers.Add(1)
+		go s.run(next.d, next.key, tgt)
+		return
+	}
+	sc.active--
+	if sc.targets[tgt]--; sc.targets[tgt] <= 0 {
+		delete(sc.targets, tgt)
+	}
+	sc.mu.Unlock()
+	sc.poke()
 }
 
 // forget ends a dispatch that will not be acknowledged.

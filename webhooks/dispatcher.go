@@ -16,6 +16,16 @@ import (
 // resumes where this one stopped.
 const maxScanPerPass = 4096
 
+// maxParked bounds the deliveries held in memory waiting for a saturated
+// target; beyond it they stay due in the schedule (read again later).
+const maxParked = 8192
+
+// parkedItem is a due delivery waiting for a free slot of its target.
+type parkedItem struct {
+	d   *delivery
+	key []byte
+}
+
 // scheduler is the dispatcher's in-memory state. The schedule itself is the
 // Badger index wh/due/<time><id>; the scheduler only remembers where to
 // start reading it (cursor) so that passes seek past processed keys and the
@@ -33,6 +43,8 @@ type scheduler struct {
 	doneDuring map[string]bool // acknowledged while a pass was reading an older snapshot
 	scanning   bool
 	targets    map[string]int
+	parked     map[string][]parkedItem // per target, FIFO
+	parkedN    int
 	active     int
 	pending    int // dispatched, not yet acknowledged
 	idle       *sync.Cond
@@ -43,6 +55,7 @@ func (sc *scheduler) init() {
 	sc.inflight = map[string]bool{}
 	sc.doneDuring = map[string]bool{}
 	sc.targets = map[string]int{}
+	sc.parked = map[string][]parkedItem{}
 	sc.idle = sync.NewCond(&sc.mu)
 	sc.wake = make(chan struct{}, 1)
 }
@@ -161,7 +174,16 @@ func (s *Service) pass(now time.Time) (passResult, error) {
 		tgt := target(d.URL)
 		sc.mu.Lock()
 		if sc.targets[tgt] >= s.opts.PerTargetConcurrency {
-			sc.sweepLow = minKey(sc.sweepLow, k)
+			// Saturated target: park it in memory (bounded) for the next
+			// free slot of that target, or leave it due for a later sweep.
+			if sc.parkedN < maxParked {
+				sc.parked[tgt] = append(sc.parked[tgt], parkedItem{d: d, key: k})
+				sc.parkedN++
+				sc.inflight[id] = true
+				sc.pending++
+			} else {
+				sc.sweepLow = minKey(sc.sweepLow, k)
+			}
 			sc.mu.Unlock()
 			continue
 		}
