@@ -19,7 +19,10 @@ import (
 // secret and webhook key (decisions §1 and §6 ask for at least 32).
 const SecretBytes = 32
 
-// newSecret returns base64url (no padding) of SecretBytes random bytes from r.
+// NewSecret returns base64url (no padding) of SecretBytes random bytes
+// from r: the form of every generated client secret and webhook key.
+func NewSecret(r io.Reader) (string, error) { return newSecret(r) }
+
 func newSecret(r io.Reader) (string, error) {
 	b := make([]byte, SecretBytes)
 	if _, err := io.ReadFull(r, b); err != nil {

@@ -1,0 +1,208 @@
+package caddymodule
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+
+	"github.com/caddyserver/caddy/v2"
+
+	"github.com/fulfilgate/fulfilgate/tokens"
+)
+
+func init() {
+	caddy.RegisterModule(adminPartners{})
+}
+
+// Admin API routes of partners and signing keys.
+const (
+	adminPartnersBase = "/fulfilment/partners"
+	adminKeysBase     = "/fulfilment/keys"
+)
+
+// adminPartners is the admin API of partners, clients and signing keys
+// (module admin.api.fulfilment_partners). Changes apply at once, without a
+// restart, and are kept in the data dir. Secrets and keys appear only in the
+// answer that creates or rotates them; listings never show them.
+//
+//	GET  /fulfilment/partners                                    → 200 [partner...]
+//	POST /fulfilment/partners {"id","consolidation"}             → 201 {"partner","client_id","client_secret","webhook_key"}
+//	GET  /fulfilment/partners/{id}                               → 200 partner
+//	POST /fulfilment/partners/{id}/clients                       → 201 {"client_id","client_secret"}
+//	POST /fulfilment/partners/{id}/clients/{client}/rotate       → 200 {"client_id","client_secret"}
+//	POST /fulfilment/partners/{id}/clients/{client}/disable      → 200 {"client_id","active":false}
+//	POST /fulfilment/partners/{id}/clients/{client}/enable       → 200 {"client_id","active":true}
+//	POST /fulfilment/partners/{id}/webhook-key/rotate            → 200 {"partner","webhook_key"}
+//	GET  /fulfilment/keys                                        → 200 [key...]
+//	POST /fulfilment/keys/rotate                                 → 200 key
+//
+// Errors: 400 bad input, 404 unknown partner or client, 409 an existing id
+// or a partner, client or key that comes from the configuration (change it
+// there), 405 another method, 503 when the fulfilment app is not running.
+type adminPartners struct{}
+
+// CaddyModule returns the Caddy module information.
+func (adminPartners) CaddyModule() caddy.ModuleInfo {
+	return caddy.ModuleInfo{
+		ID:  "admin.api.fulfilment_partners",
+		New: func() caddy.Module { return new(adminPartners) },
+	}
+}
+
+// Routes returns the admin routes.
+func (adminPartners) Routes() []caddy.AdminRoute {
+	h := caddy.AdminHandlerFunc(serveAdminPartners)
+	k := caddy.AdminHandlerFunc(serveAdminKeys)
+	return []caddy.AdminRoute{
+		{Pattern: adminPartnersBase, Handler: h},
+		{Pattern: adminPartnersBase + "/", Handler: h},
+		{Pattern: adminKeysBase, Handler: k},
+		{Pattern: adminKeysBase + "/", Handler: k},
+	}
+}
+
+func partnersAdminErr(status int, err error) error {
+	return caddy.APIError{HTTPStatus: status, Err: err}
+}
+
+// tokensAdminErr maps a tokens error onto its status.
+func tokensAdminErr(err error) error {
+	switch {
+	case errors.Is(err, tokens.ErrNotFound):
+		return partnersAdminErr(http.StatusNotFound, err)
+	case errors.Is(err, tokens.ErrExists), errors.Is(err, tokens.ErrStatic):
+		return partnersAdminErr(http.StatusConflict, err)
+	case errors.Is(err, tokens.ErrInvalid):
+		return partnersAdminErr(http.StatusBadRequest, err)
+	}
+	return partnersAdminErr(http.StatusInternalServerError, err)
+}
+
+func partnersMethod(w http.ResponseWriter, r *http.Request, method string) error {
+	if r.Method == method {
+		return nil
+	}
+	w.Header().Set("Allow", method)
+	return partnersAdminErr(http.StatusMethodNotAllowed, fmt.Errorf("method %s not allowed; use %s", r.Method, method))
+}
+
+func adminTokenService() (*tokens.Service, error) {
+	app, _, err := runningApp()
+	if err != nil {
+		return nil, err
+	}
+	svc := app.tokenService()
+	if svc == nil {
+		return nil, partnersAdminErr(http.StatusServiceUnavailable, errors.New("the token service is not running"))
+	}
+	return svc, nil
+}
+
+type createPartnerRequest struct {
+	ID            string `json:"id"`
+	Consolidation bool   `json:"consolidation"`
+}
+
+func serveAdminPartners(w http.ResponseWriter, r *http.Request) error {
+	svc, err := adminTokenService()
+	if err != nil {
+		return err
+	}
+	rest := strings.Trim(strings.TrimPrefix(r.URL.Path, adminPartnersBase), "/")
+	var seg []string
+	if rest != "" {
+		seg = strings.Split(rest, "/")
+	}
+	switch {
+	case len(seg) == 0 && r.Method == http.MethodGet:
+		return writeAdminJSON(w, http.StatusOK, svc.Partners())
+	case len(seg) == 0:
+		if err := partnersMethod(w, r, http.MethodPost); err != nil {
+			return err
+		}
+		var req createPartnerRequest
+		if err := decodeAdminJSON(r, &req); err != nil {
+			return err
+		}
+		np, err := svc.CreatePartner(req.ID, req.Consolidation)
+		if err != nil {
+			return tokensAdminErr(err)
+		}
+		return writeAdminJSON(w, http.StatusCreated, np)
+	case len(seg) == 1:
+		if err := partnersMethod(w, r, http.MethodGet); err != nil {
+			return err
+		}
+		p, err := svc.PartnerInfo(seg[0])
+		if err != nil {
+			return tokensAdminErr(err)
+		}
+		return writeAdminJSON(w, http.StatusOK, p)
+	case len(seg) == 2 && seg[1] == "clients":
+		if err := partnersMethod(w, r, http.MethodPost); err != nil {
+			return err
+		}
+		creds, err := svc.AddClient(seg[0])
+		if err != nil {
+			return tokensAdminErr(err)
+		}
+		return writeAdminJSON(w, http.StatusCreated, creds)
+	case len(seg) == 3 && seg[1] == "webhook-key" && seg[2] == "rotate":
+		if err := partnersMethod(w, r, http.MethodPost); err != nil {
+			return err
+		}
+		wk, err := svc.RotateWebhookKey(seg[0])
+		if err != nil {
+			return tokensAdminErr(err)
+		}
+		return writeAdminJSON(w, http.StatusOK, map[string]string{"partner": seg[0], "webhook_key": wk})
+	case len(seg) == 4 && seg[1] == "clients":
+		if err := partnersMethod(w, r, http.MethodPost); err != nil {
+			return err
+		}
+		partner, client := seg[0], seg[2]
+		switch seg[3] {
+		case "rotate":
+			creds, err := svc.RotateSecret(partner, client)
+			if err != nil {
+				return tokensAdminErr(err)
+			}
+			return writeAdminJSON(w, http.StatusOK, creds)
+		case "disable", "enable":
+			active := seg[3] == "enable"
+			if err := svc.SetClientActive(partner, client, active); err != nil {
+				return tokensAdminErr(err)
+			}
+			return writeAdminJSON(w, http.StatusOK, map[string]any{"client_id": client, "active": active})
+		}
+	}
+	return partnersAdminErr(http.StatusNotFound, fmt.Errorf("no such partners route: %s %s", r.Method, r.URL.Path))
+}
+
+func serveAdminKeys(w http.ResponseWriter, r *http.Request) error {
+	svc, err := adminTokenService()
+	if err != nil {
+		return err
+	}
+	switch strings.Trim(strings.TrimPrefix(r.URL.Path, adminKeysBase), "/") {
+	case "":
+		if err := partnersMethod(w, r, http.MethodGet); err != nil {
+			return err
+		}
+		return writeAdminJSON(w, http.StatusOK, svc.Keys())
+	case "rotate":
+		if err := partnersMethod(w, r, http.MethodPost); err != nil {
+			return err
+		}
+		k, err := svc.RotateSigningKey()
+		if err != nil {
+			return tokensAdminErr(err)
+		}
+		return writeAdminJSON(w, http.StatusOK, k)
+	}
+	return partnersAdminErr(http.StatusNotFound, fmt.Errorf("no such keys route: %s", r.URL.Path))
+}
+
+// Interface guards
+var _ caddy.AdminRouter = adminPartners{}
