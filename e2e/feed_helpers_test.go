@@ -73,13 +73,17 @@ http://127.0.0.1:{$INGEST_PORT} {
 	}
 }
 
+` + simSite
+}
+
+// simSite serves the WMS simulator on WMS_PORT.
+const simSite = `
 http://127.0.0.1:{$WMS_PORT} {
 	wms_simulator {
 		name {$WMS_NAME}
 	}
 }
 `
-}
 
 // feedEnv is one test's gateway, simulator and receivers.
 type feedEnv struct {
@@ -92,6 +96,12 @@ type feedEnv struct {
 // startFeedEnv runs the gateway with feedOptions; feedURL "" reads the
 // built-in simulator.
 func startFeedEnv(t *testing.T, feedURL, feedOptions string) *feedEnv {
+	return startFeedEnvSim(t, feedURL, feedOptions, false)
+}
+
+// startFeedEnvSim is startFeedEnv; with separateSim the simulator runs in a
+// process of its own (so that killing the gateway does not wipe the WMS).
+func startFeedEnvSim(t *testing.T, feedURL, feedOptions string, separateSim bool) *feedEnv {
 	t.Helper()
 	gp, wp, ip := freePort(t), freePort(t), freePort(t)
 	e := &feedEnv{t: t,
@@ -100,7 +110,12 @@ func startFeedEnv(t *testing.T, feedURL, feedOptions string) *feedEnv {
 	if feedURL == "" {
 		feedURL = e.wms + "/wms/changes"
 	}
-	e.g = startGateway(t, feedCaddyfile(feedOptions),
+	cf := feedCaddyfile(feedOptions)
+	if separateSim {
+		cf = strings.TrimSuffix(cf, simSite)
+		startGateway(t, "{\n\tadmin {$ADMIN}\n}\n"+simSite, fmt.Sprintf("WMS_PORT=%d", wp), "WMS_NAME=sim")
+	}
+	e.g = startGateway(t, cf,
 		fmt.Sprintf("GW_PORT=%d", gp), fmt.Sprintf("WMS_PORT=%d", wp), fmt.Sprintf("INGEST_PORT=%d", ip),
 		"FEED_URL="+feedURL, "INGEST_SECRET="+feedIngestKey, "WMS_NAME="+t.Name())
 	waitHTTP(t, e.wms+"/wms")
