@@ -21,6 +21,11 @@ const adminFeedsBase = "/fulfilment/feeds"
 //
 //	GET /fulfilment/feeds         → 200 {"feeds":[<status>, ...]}
 //	GET /fulfilment/feeds/<name>  → 200 <status>; 404 for an unknown feed
+//	POST /fulfilment/feeds/<name>/reset {"cursor":"","forget_seen":false}
+//	                              → 200 <status>: sets the cursor ("" = from
+//	                                the beginning); forget_seen also forgets
+//	                                which change ids were done (for a WMS whose
+//	                                feed was rebuilt and reuses ids)
 //
 // A status carries the feed's mode (poll or push), URL (without user info
 // or query), cursor, lag_seconds, last error and when, consecutive errors,
@@ -46,11 +51,18 @@ func (adminFeeds) Routes() []caddy.AdminRoute {
 }
 
 func serveAdminFeeds(w http.ResponseWriter, r *http.Request) error {
-	if r.Method != http.MethodGet {
-		w.Header().Set("Allow", http.MethodGet)
-		return caddy.APIError{HTTPStatus: http.StatusMethodNotAllowed, Err: fmt.Errorf("method %s not allowed; use GET", r.Method)}
-	}
 	name := strings.Trim(strings.TrimPrefix(r.URL.Path, adminFeedsBase), "/")
+	name, op, _ := strings.Cut(name, "/")
+	method := http.MethodGet
+	if op == "reset" {
+		method = http.MethodPost
+	} else if op != "" {
+		return caddy.APIError{HTTPStatus: http.StatusNotFound, Err: fmt.Errorf("unknown feed operation %q; use reset", op)}
+	}
+	if r.Method != method {
+		w.Header().Set("Allow", method)
+		return caddy.APIError{HTTPStatus: http.StatusMethodNotAllowed, Err: fmt.Errorf("method %s not allowed; use %s", r.Method, method)}
+	}
 	app, st, err := runningApp()
 	if err != nil {
 		return err
@@ -69,6 +81,18 @@ func serveAdminFeeds(w http.ResponseWriter, r *http.Request) error {
 	f := set.get(name)
 	if f == nil {
 		return caddy.APIError{HTTPStatus: http.StatusNotFound, Err: fmt.Errorf("no feed named %q", name)}
+	}
+	if op == "reset" {
+		var req struct {
+			Cursor     string `json:"cursor"`
+			ForgetSeen bool   `json:"forget_seen"`
+		}
+		if err := decodeAdminJSON(r, &req); err != nil {
+			return err
+		}
+		if err := f.Reset(req.Cursor, req.ForgetSeen); err != nil {
+			return caddy.APIError{HTTPStatus: http.StatusInternalServerError, Err: err}
+		}
 	}
 	return writeAdminJSON(w, http.StatusOK, f.Status())
 }

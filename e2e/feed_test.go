@@ -87,6 +87,22 @@ func TestFeedEndToEndBothPartnerKinds(t *testing.T) {
 			t.Errorf("metrics lack %s", m)
 		}
 	}
+
+	// An operator resets the feed to the beginning: every change is read
+	// again and skipped as done; no event is produced twice.
+	out, err = e.g.CLI("fulfilment", "feeds", "reset", "wms", "--address", e.g.Admin)
+	if err != nil || !contains(out, `"cursor": ""`) {
+		t.Fatalf("caddy fulfilment feeds reset: %v\n%s", err, out)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for e.feedStatus("wms")["duplicates"] != float64(23) {
+		if time.Now().After(deadline) {
+			t.Fatalf("re-read after reset not seen: %v", e.feedStatus("wms"))
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	waitExact(t, e.cons, "consolidation partner after reset", countOf(wantCons), time.Second)
+	waitExact(t, e.plain, "non-consolidation partner after reset", countOf(wantPlain), time.Second)
 }
 
 // waitExact waits until r received every event of want (type identifier →

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/dgraph-io/badger/v4"
 	"go.uber.org/zap"
 )
 
@@ -103,6 +104,7 @@ type pollState struct {
 	warning    string
 	newestAt   time.Time
 	retryAfter time.Duration
+	gen        int // incremented by Reset
 }
 
 // errPageTooLarge is returned for an answer over MaxPageBytes.
@@ -148,7 +150,7 @@ func (f *Feed) Poll(ctx context.Context) time.Duration {
 		return -1
 	}
 	f.smu.Lock()
-	cursor, limit := f.poll.cursor, f.poll.limit
+	cursor, limit, gen := f.poll.cursor, f.poll.limit, f.poll.gen
 	f.smu.Unlock()
 	if limit <= 0 || limit > pc.PageSize {
 		limit = pc.PageSize
@@ -171,7 +173,10 @@ func (f *Feed) Poll(ctx context.Context) time.Duration {
 	}
 	var res Result
 	if len(page.Changes) > 0 || next != cursor {
-		res, err = f.Process(page.Changes, &next, "poll")
+		res, err = f.process(page.Changes, &next, "poll", gen)
+		if errors.Is(err, errReset) {
+			return 0
+		}
 		if err != nil {
 			return f.failed(pc, limit, err)
 		}
@@ -293,4 +298,31 @@ func backwards(from, to string) bool {
 	a, err1 := strconv.ParseInt(from, 10, 64)
 	b, err2 := strconv.ParseInt(to, 10, 64)
 	return err1 == nil && err2 == nil && b < a
+}
+
+// Reset sets the stored cursor (for example "" to read the feed from the
+// beginning after the WMS's feed was rebuilt) and, with forgetSeen, forgets
+// which change ids were already turned into events (needed when the WMS
+// reuses ids; otherwise a replayed change is skipped as a duplicate). A page
+// being read meanwhile is dropped.
+func (f *Feed) Reset(cursor string, forgetSeen bool) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if forgetSeen {
+		if err := f.st.db.DropPrefix(f.st.key("done/")); err != nil {
+			return fmt.Errorf("forgetting seen changes: %w", err)
+		}
+	}
+	if err := f.update(func(txn *badger.Txn) error { return f.st.setCursor(txn, cursor) }); err != nil {
+		return fmt.Errorf("storing cursor: %w", err)
+	}
+	f.smu.Lock()
+	f.poll.cursor, f.poll.gen, f.poll.failures, f.poll.limit, f.poll.warning = cursor, f.poll.gen+1, 0, 0, ""
+	f.smu.Unlock()
+	f.logger.Warn("feed reset", zap.String("feed", f.name), zap.String("cursor", cursor), zap.Bool("forget_seen", forgetSeen))
+	select {
+	case f.wake <- struct{}{}:
+	default:
+	}
+	return nil
 }

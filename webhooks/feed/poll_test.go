@@ -2,6 +2,7 @@ package feed
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/url"
 	"slices"
@@ -169,5 +170,42 @@ func TestCyclingFeedDoesNotSpin(t *testing.T) {
 	}
 	if got := len(queued(t, db)); got != 2 {
 		t.Fatalf("queued %d, want 2", got)
+	}
+}
+
+// Reset: back to the beginning; with forgetSeen a WMS that reuses ids (a
+// rebuilt feed) produces its events again, without it they are duplicates.
+func TestReset(t *testing.T) {
+	db := openDB(t, t.TempDir())
+	ff, u := startFake(t)
+	ff.add(chg("1", "plain", "receipt", "r1", "received"), chg("2", "plain", "receipt", "r2", "received"))
+	f := testFeed(t, db, &recPublisher{db: db}, PollConfig{URL: u})
+	drain(t, f, 3)
+	if err := f.Reset("", false); err != nil {
+		t.Fatal(err)
+	}
+	if f.Status().Cursor != "" {
+		t.Fatal("cursor not reset")
+	}
+	drain(t, f, 3)
+	if got := len(queued(t, db)); got != 2 || f.Status().Duplicates != 2 {
+		t.Fatalf("reset without forgetting: %d queued, %d duplicates", got, f.Status().Duplicates)
+	}
+	if err := f.Reset("", true); err != nil {
+		t.Fatal(err)
+	}
+	drain(t, f, 3)
+	if got := len(queued(t, db)); got != 4 {
+		t.Fatalf("reset forgetting seen ids: %d queued, want 4", got)
+	}
+	// A reset while a page is being read drops that page.
+	gen := f.poll.gen
+	_ = f.Reset("1", false)
+	next := "2"
+	if _, err := f.process(nil, &next, "poll", gen); !errors.Is(err, errReset) {
+		t.Fatalf("stale page: %v", err)
+	}
+	if f.Status().Cursor != "1" {
+		t.Fatalf("cursor %q", f.Status().Cursor)
 	}
 }

@@ -48,8 +48,24 @@ type chunk struct {
 // pushed changes cursor is nil. source ("poll" or "push") is recorded with
 // rejected changes.
 func (f *Feed) Process(changes []Change, cursor *string, source string) (Result, error) {
+	return f.process(changes, cursor, source, -1)
+}
+
+// errReset: the feed was reset while a page was being read; the page is
+// dropped and reading starts again from the reset cursor.
+var errReset = errors.New("the feed was reset while this page was read")
+
+func (f *Feed) process(changes []Change, cursor *string, source string, gen int) (Result, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	if gen >= 0 {
+		f.smu.Lock()
+		stale := gen != f.poll.gen
+		f.smu.Unlock()
+		if stale {
+			return Result{}, errReset
+		}
+	}
 	s := f.settings.Load()
 	res := Result{Read: len(changes)}
 
