@@ -112,7 +112,7 @@ func TestTokensOAuth2ClientBothStyles(t *testing.T) {
 func keyedCaddyfile(t testing.TB) string {
 	cf := repoCaddyfile(t)
 	for old, repl := range map[string]string{
-		"\t\ttokens {\n":                     "\t\ttokens {\n\t\t\tsigning_key e2e-1 EdDSA {env.FULFILGATE_SIGNING_KEY}\n",
+		"\t\ttokens {\n":                      "\t\ttokens {\n\t\t\tsigning_key e2e-1 EdDSA {env.FULFILGATE_SIGNING_KEY}\n",
 		"http://:{$FULFILGATE_PORT:8080} {\n": "http://:{$FULFILGATE_PORT:8080} {\n\tlog\n",
 	} {
 		if !strings.Contains(cf, old) {
