@@ -21,16 +21,13 @@ type ackResult struct {
 // moves its schedule key, dead moves it to the dead letters.
 func (s *Service) writes(txn *badger.Txn, r *ackResult) error {
 	d := r.d
-	qk := []byte(queuePrefix + d.ID)
 	errs := []error{txn.Delete(r.oldKey)}
 	switch r.outcome {
-	case OutcomeSuccess, OutcomeDropped:
-		errs = append(errs, txn.Delete(qk))
 	case OutcomeFailure:
-		errs = append(errs, txn.Set(qk, d.marshal()), txn.Set(dueKey(d.Due, d.ID), nil))
+		errs = append(errs, txn.Set(dueKey(d.Due, d.ID), d.marshal()))
 	case OutcomeDead:
 		d.Expires = d.Due.Add(s.opts.DeadRetention)
-		errs = append(errs, txn.Delete(qk),
+		errs = append(errs,
 			txn.Set([]byte(deadPrefix+d.ID), d.marshal()),
 			txn.Set(timeKey(deadExpPrefix, d.Expires, d.ID), nil))
 	}
@@ -110,6 +107,7 @@ func (s *Service) commitAcks(batch []ackResult) {
 
 	sc := &s.sched
 	var dq, dd int64
+	poke := false
 	sc.mu.Lock()
 	for i := range batch {
 		r := &batch[i]
@@ -123,6 +121,7 @@ func (s *Service) commitAcks(batch []ackResult) {
 			// Not recorded: it stays due under its old key; make sure the
 			// next pass looks there again.
 			sc.pendingLow = minKey(sc.pendingLow, r.oldKey)
+			poke = true
 			continue
 		}
 		switch r.outcome {
@@ -130,6 +129,7 @@ func (s *Service) commitAcks(batch []ackResult) {
 			dq--
 		case OutcomeFailure:
 			sc.pendingLow = minKey(sc.pendingLow, dueKey(r.d.Due, r.d.ID))
+			poke = true
 		case OutcomeDead:
 			dq--
 			dd++
@@ -137,7 +137,9 @@ func (s *Service) commitAcks(batch []ackResult) {
 	}
 	sc.idle.Broadcast()
 	sc.mu.Unlock()
-	sc.poke()
+	if poke {
+		sc.poke()
+	}
 	s.queued.Add(dq)
 	s.dead.Add(dd)
 	for i := range batch {

@@ -9,33 +9,43 @@ import (
 
 // Queued lists queued deliveries matching f, soonest next attempt first.
 func (s *Service) Queued(f ListFilter) ([]DeliveryInfo, error) {
-	return s.list(duePrefix, queuePrefix, f, false)
+	out := []DeliveryInfo{}
+	err := s.db.View(func(txn *badger.Txn) error {
+		it := txn.NewIterator(badger.IteratorOptions{Prefix: []byte(duePrefix), PrefetchValues: true, PrefetchSize: 100})
+		defer it.Close()
+		for it.Rewind(); it.Valid() && len(out) < f.limit(); it.Next() {
+			d, err := itemDelivery(it.Item())
+			if err != nil {
+				return err
+			}
+			if f.match(d) {
+				out = append(out, d.info(false))
+			}
+		}
+		return nil
+	})
+	return out, err
 }
 
 // Dead lists dead letters matching f, oldest first (soonest purged first).
 func (s *Service) Dead(f ListFilter) ([]DeliveryInfo, error) {
-	return s.list(deadExpPrefix, deadPrefix, f, true)
-}
-
-// list walks the time index idxPrefix and reads each record under recPrefix.
-func (s *Service) list(idxPrefix, recPrefix string, f ListFilter, dead bool) ([]DeliveryInfo, error) {
 	out := []DeliveryInfo{}
 	err := s.db.View(func(txn *badger.Txn) error {
-		it := txn.NewIterator(badger.IteratorOptions{Prefix: []byte(idxPrefix)})
+		it := txn.NewIterator(badger.IteratorOptions{Prefix: []byte(deadExpPrefix)})
 		defer it.Close()
 		for it.Rewind(); it.Valid() && len(out) < f.limit(); it.Next() {
-			_, id, ok := parseTimeKey(idxPrefix, it.Item().Key())
+			_, id, ok := parseTimeKey(deadExpPrefix, it.Item().Key())
 			if !ok {
 				continue
 			}
-			d, err := getRecord(txn, recPrefix, id)
+			d, err := getRecord(txn, deadPrefix, id)
 			if errors.Is(err, badger.ErrKeyNotFound) {
 				continue
 			} else if err != nil {
 				return err
 			}
 			if f.match(d) {
-				out = append(out, d.info(dead))
+				out = append(out, d.info(true))
 			}
 		}
 		return nil
@@ -124,7 +134,7 @@ func (s *Service) replay(pick func(txn *badger.Txn) ([]*delivery, error)) (int, 
 				exp := timeKey(deadExpPrefix, d.Expires, d.ID)
 				d.Attempts, d.First, d.Due, d.Expires = 0, time.Time{}, now, time.Time{}
 				if err := errors.Join(txn.Delete([]byte(deadPrefix+d.ID)), txn.Delete(exp),
-					txn.Set([]byte(queuePrefix+d.ID), d.marshal()), txn.Set(dueKey(now, d.ID), nil)); err != nil {
+					txn.Set(dueKey(now, d.ID), d.marshal())); err != nil {
 					return err
 				}
 			}

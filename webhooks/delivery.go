@@ -12,15 +12,18 @@ import (
 
 // Badger keys of the queue:
 //
-//	wh/q/<delivery id>                        → delivery JSON (queued)
-//	wh/due/<8-byte big-endian unix nanos><id> → "" (schedule index)
+//	wh/due/<8-byte big-endian unix nanos><id> → delivery JSON (queued, keyed by next attempt)
 //	wh/dead/<delivery id>                     → delivery JSON (dead letter)
 //	wh/dexp/<8-byte big-endian unix nanos><id>→ "" (dead-letter expiry index)
+//
+// A queued delivery is one key: its schedule entry holds the record, so a
+// delivery costs one write when queued and one delete when done, and the
+// dispatcher reads it with the schedule scan (no second lookup).
 const (
-	queuePrefix   = "wh/q/"
 	duePrefix     = "wh/due/"
 	deadPrefix    = "wh/dead/"
 	deadExpPrefix = "wh/dexp/"
+	corruptPrefix = "wh/corrupt/" // undecodable records, set aside (never expected)
 )
 
 // MaxAttemptLog is how many attempts a delivery remembers (the latest).

@@ -135,7 +135,7 @@ func (s *Service) pass(now time.Time) (passResult, error) {
 		last     []byte
 		stopAt   []byte // resume point when stopping early
 		future   []byte // first key due after now
-		orphans  [][]byte
+		corrupt  [][]byte
 	)
 	for it.Seek(start); it.Valid(); it.Next() {
 		k := it.Item().KeyCopy(nil)
@@ -164,12 +164,10 @@ func (s *Service) pass(now time.Time) (passResult, error) {
 			stopAt = k // resumed when a worker frees up (it pokes the loop)
 			break
 		}
-		d, err := loadDelivery(txn, id)
-		if errors.Is(err, badger.ErrKeyNotFound) {
-			orphans = append(orphans, k)
+		d, err := itemDelivery(it.Item())
+		if err != nil {
+			corrupt = append(corrupt, k)
 			continue
-		} else if err != nil {
-			return res, err
 		}
 		tgt := target(d.URL)
 		sc.mu.Lock()
@@ -216,19 +214,16 @@ func (s *Service) pass(now time.Time) (passResult, error) {
 		sc.cursor, sc.resume, sc.sweepLow = next, nil, nil
 	}
 	sc.mu.Unlock()
-	if len(orphans) > 0 {
-		s.deleteKeys(orphans)
+	if len(corrupt) > 0 {
+		s.quarantine(corrupt)
 	}
 	return res, nil
 }
 
-func loadDelivery(txn *badger.Txn, id string) (*delivery, error) {
-	item, err := txn.Get([]byte(queuePrefix + id))
-	if err != nil {
-		return nil, err
-	}
+// itemDelivery decodes the delivery record held by a schedule item.
+func itemDelivery(item *badger.Item) (*delivery, error) {
 	var d *delivery
-	err = item.Value(func(v []byte) error {
+	err := item.Value(func(v []byte) error {
 		var e error
 		d, e = unmarshalDelivery(v)
 		return e
@@ -236,18 +231,31 @@ func loadDelivery(txn *badger.Txn, id string) (*delivery, error) {
 	return d, err
 }
 
-func (s *Service) deleteKeys(keys [][]byte) {
+// quarantine moves schedule entries whose record does not decode to
+// wh/corrupt/..., so they neither block the queue nor vanish unnoticed.
+func (s *Service) quarantine(keys [][]byte) {
 	err := s.db.Update(func(txn *badger.Txn) error {
 		for _, k := range keys {
-			if err := txn.Delete(k); err != nil {
+			item, err := txn.Get(k)
+			if err != nil {
+				return err
+			}
+			v, err := item.ValueCopy(nil)
+			if err != nil {
+				return err
+			}
+			if err := errors.Join(txn.Set(append([]byte(corruptPrefix), k[len(duePrefix):]...), v), txn.Delete(k)); err != nil {
 				return err
 			}
 		}
 		return nil
 	})
 	if err != nil {
-		s.log.Warn("webhooks: removing orphan schedule keys", zap.Error(err))
+		s.log.Error("webhooks: quarantining undecodable deliveries", zap.Error(err))
+		return
 	}
+	s.queued.Add(-int64(len(keys)))
+	s.log.Error("webhooks: undecodable deliveries moved to "+corruptPrefix, zap.Int("count", len(keys)))
 }
 
 // loop is the dispatcher started by Start: a pass whenever something is

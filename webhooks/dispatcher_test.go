@@ -589,3 +589,32 @@ func TestReplaySubscription(t *testing.T) {
 		t.Fatalf("queued %d dead %d", q, dead)
 	}
 }
+
+// TestCorruptRecordQuarantined: an undecodable queue entry is set aside
+// (not retried forever, not blocking the others).
+func TestCorruptRecordQuarantined(t *testing.T) {
+	db := openDB(t, t.TempDir())
+	clock := newFakeClock()
+	rcv := newReceiver(t, always(200))
+	s := newService(t, testOptions(db, clock))
+	subscribe(t, s, "p1", rcv.URL, EventLabelStatus)
+	bad := dueKey(clock.Now().Add(-time.Second), "whd_corrupt")
+	if err := db.Update(func(txn *badger.Txn) error { return txn.Set(bad, []byte("{not json")) }); err != nil {
+		t.Fatal(err)
+	}
+	s.Publish("p1", []Event{{EventLabelStatus, "ok"}}, nil)
+	runDue(t, s)
+	if len(rcv.Hits()) != 1 {
+		t.Fatalf("hits %d", len(rcv.Hits()))
+	}
+	err := db.View(func(txn *badger.Txn) error {
+		if _, err := txn.Get(bad); !errors.Is(err, badger.ErrKeyNotFound) {
+			t.Errorf("corrupt entry still queued: %v", err)
+		}
+		_, err := txn.Get(append([]byte(corruptPrefix), bad[len(duePrefix):]...))
+		return err
+	})
+	if err != nil {
+		t.Fatalf("corrupt entry not quarantined: %v", err)
+	}
+}

@@ -112,10 +112,7 @@ func (s *Service) enqueueChunk(ds []*delivery, extra func(txn *badger.Txn) error
 // here, the count tells how many fit.
 func fill(txn *badger.Txn, ds []*delivery) (int, error) {
 	for i, d := range ds {
-		err := txn.Set([]byte(queuePrefix+d.ID), d.marshal())
-		if err == nil {
-			err = txn.Set(dueKey(d.Due, d.ID), nil)
-		}
+		err := txn.Set(dueKey(d.Due, d.ID), d.marshal())
 		if errors.Is(err, badger.ErrTxnTooBig) {
 			return i, nil
 		}

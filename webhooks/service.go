@@ -61,7 +61,7 @@ func New(opts Options) (*Service, error) {
 		stopCommit: make(chan struct{})}
 	s.ctx, s.cancel = context.WithCancel(context.Background())
 	s.sched.init()
-	q, err := countPrefix(s.db, queuePrefix)
+	q, err := countPrefix(s.db, duePrefix)
 	if err != nil {
 		return nil, err
 	}

@@ -18,6 +18,7 @@ import (
 	"net/http"
 	"net/netip"
 	"os"
+	"runtime"
 	"runtime/pprof"
 	"strconv"
 	"strings"
@@ -36,6 +37,7 @@ var (
 	deliveries = flag.Int("deliveries", 20000, "deliveries per measured dispatch run")
 	receivers  = flag.Int("receivers", 8, "receiver listeners (distinct targets) in the e2e run")
 	dir        = flag.String("dir", "", "data directory (default: a temporary one, removed afterwards)")
+	memprofile = flag.String("memprofile", "", "write a heap profile to this file at the end")
 	cpuprofile = flag.String("cpuprofile", "", "write a CPU profile to this file")
 	transport  = flag.String("transport", "local", "backlog/tombstones: local (in-process 200, isolates the queue) or http (a receiver on 127.0.0.1)")
 )
@@ -58,7 +60,17 @@ func main() {
 	if *mode == "tombstones" || *mode == "all" {
 		ok = tombstones() && ok
 	}
+	if *memprofile != "" {
+		f, err := os.Create(*memprofile)
+		check(err)
+		check(pprof.WriteHeapProfile(f))
+		f.Close()
+	}
 	hwm := peakRSS()
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	fmt.Printf("go heap: sys %.1f MiB, in use %.1f MiB; total sys %.1f MiB\n",
+		float64(ms.HeapSys)/(1<<20), float64(ms.HeapInuse)/(1<<20), float64(ms.Sys)/(1<<20))
 	fmt.Printf("peak RSS (VmHWM): %.1f MiB (target ≤ 300 MiB)\n", float64(hwm)/(1<<20))
 	if *mode != "e2e" && hwm > 300<<20 {
 		ok = false
