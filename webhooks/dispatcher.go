@@ -52,6 +52,7 @@ type scheduler struct {
 }
 
 func (sc *scheduler) init() {
+	sc.cursor = []byte(duePrefix) // a new process reads the whole schedule once
 	sc.inflight = map[string]bool{}
 	sc.doneDuring = map[string]bool{}
 	sc.targets = map[string]int{}
