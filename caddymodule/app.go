@@ -111,9 +111,20 @@ func (a *App) Stop() error {
 	return releaseState(a.dir)
 }
 
-// current returns the running shared state, or nil before Start and after
-// Stop. Handlers answer 503 when it is nil.
-func (a *App) current() *sharedState { return a.state.Load() }
+// current returns the shared state of this app's data dir, or nil when no
+// loaded config has it open (handlers then answer 503).
+//
+// Caddy starts and stops a config's apps in map order, so during a reload
+// this config's HTTP server may serve before this app's Start, or after its
+// Stop while the server drains. In those gaps the other config (old or new)
+// holds the same data dir open, and its state is the right one to use. The
+// fallback reads the pool only in those gaps, never on the steady path.
+func (a *App) current() *sharedState {
+	if st := a.state.Load(); st != nil {
+		return st
+	}
+	return pooledState(a.dir)
+}
 
 // Interface guards
 var (

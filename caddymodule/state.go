@@ -82,6 +82,20 @@ func acquireState(dir string, logger *zap.Logger) (*sharedState, error) {
 	return v.(*sharedState), nil
 }
 
+// pooledState returns the open state of dir held by any loaded config,
+// without taking a reference, or nil.
+func pooledState(dir string) *sharedState {
+	var found *sharedState
+	statePool.Range(func(k, v any) bool {
+		if k == dir {
+			found, _ = v.(*sharedState)
+			return false
+		}
+		return true
+	})
+	return found
+}
+
 func releaseState(dir string) error {
 	_, err := statePool.Delete(dir)
 	return err

@@ -98,3 +98,27 @@ func TestBadgerLoggerAdapter(t *testing.T) {
 		t.Fatalf("unexpected log entries: %+v", got)
 	}
 }
+
+// While one load holds a data dir, another app of the same dir that has not
+// started (or has already stopped) still finds the open state.
+func TestCurrentFallsBackToPooledState(t *testing.T) {
+	dir := t.TempDir()
+	holder, err := acquireState(dir, zap.NewNop())
+	if err != nil {
+		t.Fatal(err)
+	}
+	idle := &App{dir: dir}
+	if got := idle.current(); got != holder {
+		t.Fatalf("current() = %p, want the pooled state %p", got, holder)
+	}
+	other := &App{dir: t.TempDir()}
+	if other.current() != nil {
+		t.Fatal("an app found the state of another data dir")
+	}
+	if err := releaseState(dir); err != nil {
+		t.Fatal(err)
+	}
+	if idle.current() != nil {
+		t.Fatal("current() returned a closed state")
+	}
+}
