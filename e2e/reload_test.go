@@ -55,7 +55,9 @@ func TestReloadUnderTraffic(t *testing.T) {
 		failures []string
 		wg       sync.WaitGroup
 	)
-	client := &http.Client{Timeout: 30 * time.Second}
+	// Each worker keeps its connection alive (4 idle conns per host), as a
+	// partner's client pool does.
+	client := &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{MaxIdleConnsPerHost: 4}}
 	for w := range 4 {
 		wg.Add(1)
 		go func() {
