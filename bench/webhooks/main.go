@@ -27,6 +27,7 @@ import (
 	"time"
 
 	"github.com/dgraph-io/badger/v4"
+	bopts "github.com/dgraph-io/badger/v4/options"
 	"github.com/fulfilgate/fulfilgate/webhooks"
 	"go.uber.org/zap"
 )
@@ -38,6 +39,10 @@ var (
 	receivers  = flag.Int("receivers", 8, "receiver listeners (distinct targets) in the e2e run")
 	dir        = flag.String("dir", "", "data directory (default: a temporary one, removed afterwards)")
 	memprofile = flag.String("memprofile", "", "write a heap profile to this file at the end")
+	memtableMB = flag.Int("memtable-mb", 64, "Badger MemTableSize in MiB (the gateway's default: 64)")
+	memtables  = flag.Int("memtables", 5, "Badger NumMemtables (the gateway's default: 5)")
+	blockMB    = flag.Int("blockcache-mb", 256, "Badger BlockCacheSize in MiB (the gateway's default: 256)")
+	lean       = flag.Bool("lean", false, "Badger tuned for memory: no compression, 2 compactors (use with -memtable-mb 16 -memtables 3 -blockcache-mb 32)")
 	cpuprofile = flag.String("cpuprofile", "", "write a CPU profile to this file")
 	transport  = flag.String("transport", "local", "backlog/tombstones: local (in-process 200, isolates the queue) or http (a receiver on 127.0.0.1)")
 )
@@ -94,8 +99,13 @@ func openDB(name string) (*badger.DB, func()) {
 		d += "/" + name
 		os.RemoveAll(d)
 	}
-	db, err := badger.Open(badger.DefaultOptions(d).WithSyncWrites(true).WithLogger(nil).
-		WithIndexCacheSize(0).WithNumVersionsToKeep(1).WithMetricsEnabled(false))
+	o := badger.DefaultOptions(d)
+	if *lean {
+		o = o.WithCompression(bopts.None).WithNumCompactors(2)
+	}
+	db, err := badger.Open(o.WithSyncWrites(true).WithLogger(nil).
+		WithIndexCacheSize(0).WithNumVersionsToKeep(1).WithMetricsEnabled(false).
+		WithMemTableSize(int64(*memtableMB) << 20).WithNumMemtables(*memtables).WithBlockCacheSize(int64(*blockMB) << 20))
 	check(err)
 	return db, func() { db.Close(); os.RemoveAll(d) }
 }

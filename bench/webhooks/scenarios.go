@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/dgraph-io/badger/v4"
 	"github.com/fulfilgate/fulfilgate/webhooks"
 )
 
@@ -73,11 +74,12 @@ func e2e() bool {
 	return okWait && rate >= 5000
 }
 
-// queueBench is a running service with a measuring target and a clock
-// whose offset the scenario moves.
+// queueBench is a database with a measuring and a backlog subscription
+// and a running service on it.
 type queueBench struct {
+	db      *badger.DB
+	client  *http.Client
 	s       *webhooks.Service
-	offset  atomic.Int64
 	counter func() int64
 	stop    func()
 }
@@ -85,7 +87,7 @@ type queueBench struct {
 func newQueueBench(name string) *queueBench {
 	q := &queueBench{}
 	db, done := openDB(name)
-	var client *http.Client
+	q.db = db
 	measureURL, backlogURL := "http://127.0.0.1:1/measure", "http://127.0.0.1:2/backlog"
 	var closers []func()
 	if *transport == "http" {
@@ -96,27 +98,30 @@ func newQueueBench(name string) *queueBench {
 		q.counter = h.n.Load
 	} else {
 		lt := &localTransport{}
-		client = &http.Client{Transport: lt}
+		q.client = &http.Client{Transport: lt}
 		q.counter = lt.n.Load
 	}
-	clock := func() time.Time { return time.Now().Add(time.Duration(q.offset.Load())) }
-	s, err := webhooks.New(options(db, clock, client))
-	check(err)
+	q.s = q.service(time.Now)
 	ctx := context.Background()
-	_, _, err = s.Subscriptions().Create(ctx, "measure", measureURL, webhooks.EventLabelStatus)
+	_, _, err := q.s.Subscriptions().Create(ctx, "measure", measureURL, webhooks.EventLabelStatus)
 	check(err)
-	_, _, err = s.Subscriptions().Create(ctx, "backlog", backlogURL, webhooks.EventLabelStatus)
+	_, _, err = q.s.Subscriptions().Create(ctx, "backlog", backlogURL, webhooks.EventLabelStatus)
 	check(err)
-	s.Start()
-	q.s = s
+	q.s.Start()
 	q.stop = func() {
-		s.Close()
+		q.s.Close()
 		for _, c := range closers {
 			c()
 		}
 		done()
 	}
 	return q
+}
+
+func (q *queueBench) service(clock func() time.Time) *webhooks.Service {
+	s, err := webhooks.New(options(q.db, clock, q.client))
+	check(err)
+	return s
 }
 
 // rate publishes count due deliveries to the measuring target and returns
@@ -139,11 +144,20 @@ func backlog() bool {
 	defer q.stop()
 	q.rate(*deliveries / 4) // warm-up
 	fresh := q.rate(*deliveries)
-	q.offset.Store(int64(2 * time.Hour))
+	// The backlog is written by a second, never started service whose
+	// clock is two hours ahead: every delivery is a pending retry, due
+	// later. Then the dispatcher restarts with the backlog in place.
 	t0 := time.Now()
-	publish(q.s, "backlog", webhooks.EventLabelStatus, *n)
+	ahead := q.service(func() time.Time { return time.Now().Add(2 * time.Hour) })
+	publish(ahead, "backlog", webhooks.EventLabelStatus, *n)
+	ahead.Close()
 	fmt.Printf("backlog: queued %d pending retries in %v\n", *n, time.Since(t0).Round(time.Millisecond))
-	q.offset.Store(0)
+	q.s.Close()
+	t0 = time.Now()
+	q.s = q.service(time.Now)
+	q.s.Start()
+	fmt.Printf("backlog: restarted the service over the backlog in %v\n", time.Since(t0).Round(time.Millisecond))
+	q.rate(*deliveries / 4) // warm-up
 	with := q.rate(*deliveries)
 	queued, _ := q.s.Depth()
 	ratio := with / fresh
