@@ -83,6 +83,9 @@ func (s *Store) changesAfter(cursor uint64, limit int) (page []Change, next uint
 	if len(s.changes) == 0 {
 		return []Change{}, next, 0
 	}
+	if cursor < s.baseSeq {
+		cursor = s.baseSeq // a cursor of an earlier run: read this run from its start
+	}
 	first := s.changes[0].seq
 	if cursor+1 < first {
 		skipped = first - cursor - 1

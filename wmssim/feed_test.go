@@ -157,3 +157,43 @@ func TestFeedDefaultCapKeeps100k(t *testing.T) {
 		t.Fatalf("reader 100,000 behind: page %+v next %d skipped %d", page, next, skipped)
 	}
 }
+
+// A restarted warehouse numbers its changes above every id of the run before,
+// and reads a cursor of that earlier run as "from the start of this run".
+func TestFeedIdsSurviveRestart(t *testing.T) {
+	before := time.Now()
+	first, err := loadStore("restart-test", false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	first.mu.Lock()
+	old := first.appendChange(Change{Partner: "p", Kind: "outbound", Change: "created", Entity: "OB-1"})
+	first.mu.Unlock()
+	if old.seq <= startSeq(before)-1 {
+		t.Fatalf("first change %d not above the start time %d", old.seq, startSeq(before))
+	}
+	if err := releaseStore("restart-test"); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(2 * time.Microsecond)
+
+	second, err := loadStore("restart-test", false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer releaseStore("restart-test")
+	second.mu.Lock()
+	fresh := second.appendChange(Change{Partner: "p", Kind: "outbound", Change: "created", Entity: "OB-1"})
+	cursor, ok := parseCursor(old.ID, second.lastSeq)
+	page, next, skipped := second.changesAfter(cursor, 10)
+	second.mu.Unlock()
+	if fresh.seq <= old.seq {
+		t.Fatalf("restarted warehouse reused change ids: %d after %d", fresh.seq, old.seq)
+	}
+	if !ok {
+		t.Fatalf("a cursor of the earlier run (%s) was refused", old.ID)
+	}
+	if len(page) != 1 || page[0].ID != fresh.ID || next != fresh.seq || skipped != 0 {
+		t.Fatalf("after the earlier run's cursor: page %+v next %d skipped %d", page, next, skipped)
+	}
+}

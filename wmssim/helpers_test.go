@@ -81,6 +81,7 @@ func newSim(t *testing.T, seed bool) *sim {
 	h.logger = zap.NewNop()
 	h.store.mu.Lock()
 	h.store.now = clock.Now
+	h.store.baseSeq, h.store.lastSeq = 0, 0 // number changes 1, 2, ... in these tests
 	h.store.mu.Unlock()
 	srv := httptest.NewServer(adapter{t, h})
 	t.Cleanup(srv.Close)

@@ -36,6 +36,7 @@ type Store struct {
 
 	changes    []Change // contiguous sequence numbers, oldest first
 	lastSeq    uint64   // sequence number of the newest change ever appended
+	baseSeq    uint64   // lastSeq when this warehouse started; see startSeq
 	maxChanges int
 
 	requests    []RequestRecord // newest last
@@ -140,13 +141,24 @@ var pool = caddy.NewUsagePool()
 // config holds it. Every call must be matched by releaseStore.
 func loadStore(name string, seed bool) (*Store, error) {
 	v, _, err := pool.LoadOrNew(name, func() (caddy.Destructor, error) {
-		return newStore(time.Now, seed), nil
+		s := newStore(time.Now, seed)
+		s.baseSeq = startSeq(time.Now())
+		s.lastSeq = s.baseSeq
+		return s, nil
 	})
 	if err != nil {
 		return nil, err
 	}
 	return v.(*Store), nil
 }
+
+// startSeq is where a new warehouse starts numbering its changes: the start
+// time in Unix microseconds. A real WMS never reuses a change id; starting
+// each run above the previous run's ids keeps the simulator honest about that
+// across restarts of the demo, so a gateway that kept its cursor and its
+// "already seen" change ids in its data dir goes on reading without a reset
+// (a cursor from an earlier run reads from the start of this run).
+func startSeq(now time.Time) uint64 { return uint64(now.UnixMicro()) }
 
 // releaseStore drops one reference; the last one frees the warehouse.
 func releaseStore(name string) error {
