@@ -15,8 +15,8 @@ import (
 	"github.com/fulfilgate/fulfilgate/webhooks"
 )
 
-// hook is one request a test receiver got (see testdata/receivers).
-type hook struct {
+// whHook is one request a test receiver got (see testdata/receivers).
+type whHook struct {
 	ID          string `json:"id"`
 	Attempt     string `json:"attempt"`
 	Timestamp   string `json:"timestamp"`
@@ -28,15 +28,15 @@ type hook struct {
 }
 
 // receiver is a running Node or Python receiver process.
-type receiver struct {
+type whReceiver struct {
 	URL  string // http://127.0.0.1:<port>
 	Lang string
 }
 
-// startReceiver runs testdata/receivers/receiver.{js,py} for lang ("node" or
+// startWhReceiver runs testdata/receivers/receiver.{js,py} for lang ("node" or
 // "python") with the partner's webhook key and extra flags (--fail-first N,
 // --redirect, --port P). It skips the test if the interpreter is missing.
-func startReceiver(t testing.TB, lang, key string, flags ...string) *receiver {
+func startWhReceiver(t testing.TB, lang, key string, flags ...string) *whReceiver {
 	t.Helper()
 	bin, script := "node", "receiver.js"
 	if lang == "python" {
@@ -71,7 +71,7 @@ func startReceiver(t testing.TB, lang, key string, flags ...string) *receiver {
 		if !ok || !found {
 			t.Fatalf("%s receiver did not start: %q\n%s", lang, l, stderr.String())
 		}
-		return &receiver{URL: "http://" + addr, Lang: lang}
+		return &whReceiver{URL: "http://" + addr, Lang: lang}
 	case <-time.After(20 * time.Second):
 		t.Fatalf("%s receiver did not start within 20s\n%s", lang, stderr.String())
 	}
@@ -79,13 +79,13 @@ func startReceiver(t testing.TB, lang, key string, flags ...string) *receiver {
 }
 
 // received returns what the receiver got so far.
-func (r *receiver) received(t testing.TB) []hook {
+func (r *whReceiver) received(t testing.TB) []whHook {
 	t.Helper()
 	status, _, body := do(t, "GET", r.URL+"/received", nil)
 	if status != http.StatusOK {
 		t.Fatalf("GET /received: %d %s", status, body)
 	}
-	var hs []hook
+	var hs []whHook
 	if err := json.Unmarshal(body, &hs); err != nil {
 		t.Fatalf("GET /received: %v: %s", err, body)
 	}
@@ -93,7 +93,7 @@ func (r *receiver) received(t testing.TB) []hook {
 }
 
 // waitReceived polls until cond holds for what r got, or fails after d.
-func (r *receiver) waitReceived(t testing.TB, d time.Duration, what string, cond func([]hook) bool) []hook {
+func (r *whReceiver) waitReceived(t testing.TB, d time.Duration, what string, cond func([]whHook) bool) []whHook {
 	t.Helper()
 	deadline := time.Now().Add(d)
 	for {
@@ -120,7 +120,7 @@ func TestWebhookReceiversVerifySignatures(t *testing.T) {
 	for _, lang := range []string{"node", "python"} {
 		t.Run(lang, func(t *testing.T) {
 			t.Parallel()
-			r := startReceiver(t, lang, key)
+			r := startWhReceiver(t, lang, key)
 			post := func(body []byte, sig string) int {
 				req, _ := http.NewRequest("POST", r.URL+"/hook", bytes.NewReader(body))
 				req.Header.Set("Content-Type", "application/json")
@@ -171,17 +171,17 @@ func TestWebhookReceiverModes(t *testing.T) {
 	for _, lang := range []string{"node", "python"} {
 		t.Run(lang, func(t *testing.T) {
 			t.Parallel()
-			send := func(r *receiver, id string) int {
+			send := func(r *whReceiver, id string) int {
 				status, _, _ := do(t, "POST", r.URL+"/", bytes.NewReader(body),
 					"Content-Type", "application/json", "x-hook-id", id, "x-hook-signature", webhooks.Sign([]byte(key), body))
 				return status
 			}
-			f := startReceiver(t, lang, key, "--fail-first", "2")
+			f := startWhReceiver(t, lang, key, "--fail-first", "2")
 			got := []int{send(f, "a"), send(f, "a"), send(f, "b"), send(f, "a"), send(f, "b"), send(f, "b")}
 			if want := []int{500, 500, 500, 200, 500, 200}; fmt.Sprint(got) != fmt.Sprint(want) {
 				t.Errorf("fail-first 2: statuses %v, want %v", got, want)
 			}
-			rd := startReceiver(t, lang, key, "--redirect")
+			rd := startWhReceiver(t, lang, key, "--redirect")
 			if got := send(rd, "c"); got != 302 {
 				t.Errorf("redirect: status %d, want 302", got)
 			}

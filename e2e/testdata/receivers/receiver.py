@@ -93,15 +93,9 @@ def main() -> None:
                 status = 500
             elif not ok:
                 status = 401
-            # Answer at once, before any processing.
-            reply = b"ok" if status == 200 else b"no"
-            self.send_response(status)
-            if status == 302:
-                self.send_header("Location", "http://127.0.0.1:1/elsewhere")
-            self.send_header("Content-Type", "text/plain")
-            self.send_header("Content-Length", str(len(reply)))
-            self.end_headers()
-            self.wfile.write(reply)
+            # Record (a list append, so the answer is still immediate and a
+            # GET /received that follows the answer sees it), then answer
+            # before any processing.
             with lock:
                 received.append({
                     "id": hook_id,
@@ -113,6 +107,14 @@ def main() -> None:
                     "verified": ok,
                     "body": raw.decode("utf-8", "replace"),
                 })
+            reply = b"ok" if status == 200 else b"no"
+            self.send_response(status)
+            if status == 302:
+                self.send_header("Location", "http://127.0.0.1:1/elsewhere")
+            self.send_header("Content-Type", "text/plain")
+            self.send_header("Content-Length", str(len(reply)))
+            self.end_headers()
+            self.wfile.write(reply)
 
     server = ThreadingHTTPServer(("127.0.0.1", a.port), Handler)
     print("listening on 127.0.0.1:%d" % server.server_address[1], flush=True)
