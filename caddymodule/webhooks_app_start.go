@@ -58,6 +58,7 @@ func (a *App) provisionWebhooks(ctx caddy.Context) error {
 // newest config, whose partners give the webhook keys.
 type webhookRuntime struct {
 	svc      *webhooks.Service
+	st       *sharedState // the data directory it belongs to
 	app      atomic.Pointer[App]
 	settings webhookSettings // what svc was created with
 }
@@ -129,7 +130,7 @@ func (a *App) startWebhooks(st *sharedState) error {
 	want := cfg.settings()
 	created := false
 	v, err := st.service("webhooks", func() (any, error) {
-		rt := &webhookRuntime{settings: want}
+		rt := &webhookRuntime{settings: want, st: st}
 		svc, err := webhooks.New(webhooks.Options{
 			DB:                         st.DB,
 			Logger:                     logger,
@@ -175,13 +176,30 @@ func (a *App) startWebhooks(st *sharedState) error {
 	return nil
 }
 
-// webhookService returns the running webhook service, or nil before Start
-// and after Stop.
+// errWebhooksNotStarted makes a look-up of the service fail instead of
+// creating it.
+var errWebhooksNotStarted = errors.New("webhook service not started")
+
+// webhookService returns the data directory's running webhook service, or
+// nil when no loaded config holds the data directory. Like current(), it
+// also works in the gaps of a reload (this config not started yet, or
+// stopped while its server drains): the service is the same one.
 func (a *App) webhookService() *webhooks.Service {
-	if a == nil || a.current() == nil || a.Webhooks == nil || a.Webhooks.rt == nil {
+	if a == nil {
 		return nil
 	}
-	return a.Webhooks.rt.svc
+	st := a.current()
+	if st == nil {
+		return nil
+	}
+	if c := a.Webhooks; c != nil && c.rt != nil && c.rt.st == st {
+		return c.rt.svc // steady path: no lock
+	}
+	v, err := st.service("webhooks", func() (any, error) { return nil, errWebhooksNotStarted })
+	if err != nil {
+		return nil
+	}
+	return v.(*webhookRuntime).svc
 }
 
 // webhookKeyOf returns the webhook key of partner id from the tokens

@@ -106,8 +106,8 @@ func TestWebhooksDeliveryAndReload(t *testing.T) {
 	if app2.webhookService() != svc {
 		t.Fatal("reload made a second webhook service for the same data dir")
 	}
-	if app.webhookService() != nil {
-		t.Fatal("the stopped config still hands out the service")
+	if app.webhookService() != svc {
+		t.Fatal("the stopped config's handlers (draining) do not reach the running service")
 	}
 	if _, err := svc.SendTest(sub.ID); err != nil {
 		t.Fatal(err)
@@ -118,6 +118,12 @@ func TestWebhooksDeliveryAndReload(t *testing.T) {
 	}
 	if h.header.Get("webhook-id") == "" {
 		t.Fatal("the running dispatcher should keep its settings (standard_webhooks) until a restart")
+	}
+	if err := caddy.Stop(); err != nil {
+		t.Fatal(err)
+	}
+	if app.webhookService() != nil || app2.webhookService() != nil {
+		t.Fatal("a webhook service is handed out after the data dir closed")
 	}
 }
 
