@@ -6,7 +6,7 @@ import (
 	"net/netip"
 	"runtime/debug"
 	"slices"
-	"sync/atomic"
+	"sync"
 	"time"
 
 	"github.com/caddyserver/caddy/v2"
@@ -54,22 +54,50 @@ func (a *App) provisionWebhooks(ctx caddy.Context) error {
 }
 
 // webhookRuntime is what lives per data directory, across reloads: the one
-// webhook service (subscriptions, queue, dispatcher) and the app of the
-// newest config, whose partners give the webhook keys.
+// webhook service (subscriptions, queue, dispatcher) and the apps of the
+// configs that started with it, whose partners give the webhook keys.
 type webhookRuntime struct {
 	svc      *webhooks.Service
-	st       *sharedState // the data directory it belongs to
-	app      atomic.Pointer[App]
+	st       *sharedState    // the data directory it belongs to
 	settings webhookSettings // what svc was created with
+
+	mu   sync.Mutex
+	apps []*App // in start order; pruned at each start
 }
 
 // Close stops the dispatcher; called when the data directory closes.
 func (rt *webhookRuntime) Close() error { return rt.svc.Close() }
 
-// webhookKey resolves a partner's current webhook key through the newest
-// config's partners, at every attempt (so a rotated key applies to retries).
+// attach records a config's app as the newest, forgetting apps that are no
+// longer running.
+func (rt *webhookRuntime) attach(a *App) {
+	rt.mu.Lock()
+	defer rt.mu.Unlock()
+	rt.apps = slices.DeleteFunc(rt.apps, func(x *App) bool { return x == a || x.state.Load() == nil })
+	rt.apps = append(rt.apps, a)
+}
+
+// keyApp is the app whose partners resolve webhook keys: the newest fully
+// started one (so a config whose Start failed after this part, and that
+// Caddy therefore never ran, is skipped), else the newest.
+func (rt *webhookRuntime) keyApp() *App {
+	rt.mu.Lock()
+	defer rt.mu.Unlock()
+	for i := len(rt.apps) - 1; i >= 0; i-- {
+		if rt.apps[i].state.Load() != nil {
+			return rt.apps[i]
+		}
+	}
+	if len(rt.apps) == 0 {
+		return nil
+	}
+	return rt.apps[len(rt.apps)-1]
+}
+
+// webhookKey resolves a partner's current webhook key at every attempt (so a
+// rotated key applies to retries).
 func (rt *webhookRuntime) webhookKey(partnerID string) ([]byte, error) {
-	a := rt.app.Load()
+	a := rt.keyApp()
 	if a == nil {
 		return nil, errors.New("no running config")
 	}
@@ -152,7 +180,7 @@ func (a *App) startWebhooks(st *sharedState) error {
 			return nil, err
 		}
 		rt.svc = svc
-		rt.app.Store(a)
+		rt.attach(a)
 		svc.Start()
 		created = true
 		return rt, nil
@@ -161,7 +189,7 @@ func (a *App) startWebhooks(st *sharedState) error {
 		return err
 	}
 	rt := v.(*webhookRuntime)
-	rt.app.Store(a)
+	rt.attach(a)
 	cfg.rt = rt
 	if created {
 		logger.Info("webhook dispatcher started",

@@ -143,3 +143,30 @@ func TestWebhookKeyOf(t *testing.T) {
 		t.Fatal("an unknown partner has a key")
 	}
 }
+
+// Keys come from the newest running config; a config that never finished
+// starting (its Start failed after the webhooks part) is skipped, and
+// stopped ones are forgotten at the next start.
+func TestWebhookRuntimeKeyApp(t *testing.T) {
+	st := &sharedState{}
+	running, failed, next := &App{}, &App{}, &App{}
+	running.state.Store(st)
+	rt := &webhookRuntime{}
+	if rt.keyApp() != nil {
+		t.Fatal("key app without any config")
+	}
+	rt.attach(running)
+	rt.attach(failed) // never got its state: Start failed
+	if rt.keyApp() != running {
+		t.Fatal("a config that failed to start resolves keys")
+	}
+	running.state.Store(nil) // stopped
+	if rt.keyApp() != failed {
+		t.Fatal("with nothing running, the newest config should be used")
+	}
+	next.state.Store(st)
+	rt.attach(next)
+	if rt.keyApp() != next || len(rt.apps) != 1 {
+		t.Fatalf("after the next start: %d apps kept", len(rt.apps))
+	}
+}
