@@ -134,7 +134,6 @@ func TestAppPartnerAndRestartKeepsService(t *testing.T) {
 	if err := b.Start(); err != nil {
 		t.Fatal(err)
 	}
-	defer b.Stop()
 	if b.tokenService() != svc {
 		t.Fatal("reload made a second token service")
 	}
@@ -144,8 +143,20 @@ func TestAppPartnerAndRestartKeepsService(t *testing.T) {
 	if err := a.Stop(); err != nil {
 		t.Fatal(err)
 	}
-	if a.tokenService() != nil {
-		t.Fatal("stopped app still serves tokens")
+	// The old config's server may still be draining requests after its app
+	// stopped: it reaches the one service, with the newer config's settings.
+	if a.tokenService() != svc {
+		t.Fatal("a stopped config draining requests lost the shared token service")
+	}
+	if _, ok := a.partner("partner-globex"); ok {
+		t.Fatal("a draining config answered with its own stale partners")
+	}
+	// Once no config holds the data dir, nothing is served.
+	if err := b.Stop(); err != nil {
+		t.Fatal(err)
+	}
+	if a.tokenService() != nil || b.tokenService() != nil {
+		t.Fatal("a token service is served after every config stopped")
 	}
 	if _, ok := a.partner("partner-acme"); ok {
 		t.Fatal("stopped app still answers partner()")

@@ -27,7 +27,7 @@ func TestFeedKill9MidFeedNoDuplicatesNoGaps(t *testing.T) {
 	// Wait until the reader is part-way, then crash it.
 	deadline := time.Now().Add(20 * time.Second)
 	for {
-		c, _ := strconv.Atoi(fmt.Sprint(e.feedStatus("wms")["cursor"]))
+		c := e.position(e.feedStatus("wms")["cursor"])
 		if c >= 6 && c < 60 {
 			break
 		}
@@ -44,7 +44,10 @@ func TestFeedKill9MidFeedNoDuplicatesNoGaps(t *testing.T) {
 	}
 	e.g.Restart()
 	waitExact(t, e.plain, "after kill -9", countOf(want), 40*time.Second)
-	if st := e.feedStatus("wms"); st["cursor"] != "70" {
+	if ids := e.changeIDs(); len(ids) != 70 {
+		t.Fatalf("the simulator has %d changes, want 70", len(ids))
+	}
+	if st := e.feedStatus("wms"); e.position(st["cursor"]) != 70 {
 		t.Fatalf("cursor after restart %v", st["cursor"])
 	}
 }
@@ -72,7 +75,7 @@ func TestFeedUpstreamOutageThenCatchUp(t *testing.T) {
 		time.Sleep(50 * time.Millisecond)
 	}
 	waitExact(t, e.cons, "after the outage", countOf(want), 30*time.Second)
-	if st := e.feedStatus("wms"); st["consecutive_errors"] != float64(0) || st["cursor"] != "5" {
+	if st := e.feedStatus("wms"); st["consecutive_errors"] != float64(0) || e.position(st["cursor"]) != 5 {
 		t.Fatalf("status after catching up %v", st)
 	}
 }

@@ -241,3 +241,35 @@ func sortedKeys(m map[string]int) []string {
 	sort.Strings(out)
 	return out
 }
+
+// changeIDs returns the ids of every change in the simulator's feed, oldest
+// first. The simulator numbers each run's changes from its start time, so
+// tests compare cursors with these ids rather than with counts.
+func (e *feedEnv) changeIDs() []string {
+	e.t.Helper()
+	status, _, b := do(e.t, "GET", e.wms+"/wms/changes?limit=1000", nil)
+	var page struct {
+		Changes []struct {
+			ID string `json:"id"`
+		} `json:"changes"`
+	}
+	if status != 200 || json.Unmarshal(b, &page) != nil {
+		e.t.Fatalf("reading the simulator's feed: %d %s", status, b)
+	}
+	ids := make([]string, len(page.Changes))
+	for i, c := range page.Changes {
+		ids[i] = c.ID
+	}
+	return ids
+}
+
+// position returns how many of the simulator's changes a cursor covers.
+func (e *feedEnv) position(cursor any) int {
+	e.t.Helper()
+	for i, id := range e.changeIDs() {
+		if id == fmt.Sprint(cursor) {
+			return i + 1
+		}
+	}
+	return 0
+}

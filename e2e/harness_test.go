@@ -59,15 +59,36 @@ func runMain(m *testing.M) int {
 	return m.Run()
 }
 
-// freePort returns a TCP port on 127.0.0.1 that was free a moment ago.
+// Ports for the gateways under test come from below the kernel's ephemeral
+// range (32768 and up on Linux), so that no port-0 listener (a receiver, an
+// httptest server) and no client socket can be handed a port between the
+// moment a test picks it and the moment its gateway binds it. Within this
+// process each port is handed out once; the start is spread by process id.
+var (
+	portMu   sync.Mutex
+	nextPort = 20000 + os.Getpid()%100*100
+)
+
+// freePort returns a TCP port on 127.0.0.1 that is free, below the
+// ephemeral range, and not handed out before by this process.
 func freePort(t testing.TB) int {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
+	portMu.Lock()
+	defer portMu.Unlock()
+	for range 12000 {
+		p := nextPort
+		nextPort++
+		if nextPort >= 32000 {
+			nextPort = 20000
+		}
+		l, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", p))
+		if err == nil {
+			l.Close()
+			return p
+		}
 	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
+	t.Fatal("no free port between 20000 and 32000 on 127.0.0.1")
+	return 0
 }
 
 // syncBuffer collects a process's output for assertions and failure logs.
