@@ -3,12 +3,12 @@ package caddymodule
 import (
 	"errors"
 	"fmt"
-	"os"
 	"slices"
 	"sync"
 
 	"github.com/caddyserver/caddy/v2"
 	"github.com/dgraph-io/badger/v4"
+	"github.com/fulfilgate/fulfilgate/internal/datadir"
 	"go.uber.org/zap"
 )
 
@@ -102,27 +102,18 @@ func releaseState(dir string) error {
 }
 
 func openState(dir string, logger *zap.Logger) (*sharedState, error) {
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return nil, fmt.Errorf("creating data dir: %w", err)
-	}
-	db, err := badger.Open(badgerOptions(dir, logger))
+	db, err := datadir.Open(dir, badgerOptions(dir, logger))
 	if err != nil {
-		return nil, fmt.Errorf("opening data dir %s: %w", dir, err)
+		return nil, err
 	}
 	logger.Info("data directory opened", zap.String("data_dir", dir))
 	return &sharedState{DB: db, Dir: dir, logger: logger, services: map[string]any{}}, nil
 }
 
-// badgerOptions are the database settings: writes are synced (an accepted
-// webhook event must survive kill -9; concurrent commits share one fsync),
-// and indices stay in memory.
+// badgerOptions are the database settings, defined once in
+// internal/datadir (shared with the queue benchmark), logging through zap.
 func badgerOptions(dir string, logger *zap.Logger) badger.Options {
-	return badger.DefaultOptions(dir).
-		WithSyncWrites(true).
-		WithLogger(badgerLogger{logger.Named("badger").Sugar()}).
-		WithIndexCacheSize(0).
-		WithNumVersionsToKeep(1).
-		WithMetricsEnabled(false)
+	return datadir.Options(dir, badgerLogger{logger.Named("badger").Sugar()})
 }
 
 // badgerLogger adapts zap's sugared logger to badger.Logger, which wants

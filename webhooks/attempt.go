@@ -143,7 +143,6 @@ func (s *Service) run(d *delivery, oldKey []byte, tgt string) {
 			return
 		}
 		s.obs.Attempt(rec.Latency, rec.Status)
-		release()
 		d.Attempts, d.TotalAttempts = n, d.TotalAttempts+1
 		if d.First.IsZero() {
 			d.First = rec.At
@@ -161,6 +160,11 @@ func (s *Service) run(d *delivery, oldKey []byte, tgt string) {
 			}
 		}
 	}
+	// The slot is released only once the outcome is handed to the
+	// committer (deferred above): a finished attempt keeps its slot while
+	// the committer is behind, so attempts cannot run ahead of the writes
+	// that acknowledge them (without this, a fast receiver and a slow disk
+	// piled up one goroutine and one decoded delivery per finished attempt).
 	select {
 	case s.acks <- r:
 	case <-s.committerDone:

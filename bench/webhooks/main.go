@@ -28,6 +28,7 @@ import (
 
 	"github.com/dgraph-io/badger/v4"
 	bopts "github.com/dgraph-io/badger/v4/options"
+	"github.com/fulfilgate/fulfilgate/internal/datadir"
 	"github.com/fulfilgate/fulfilgate/webhooks"
 	"go.uber.org/zap"
 )
@@ -39,10 +40,17 @@ var (
 	receivers  = flag.Int("receivers", 8, "receiver listeners (distinct targets) in the e2e run")
 	dir        = flag.String("dir", "", "data directory (default: a temporary one, removed afterwards)")
 	memprofile = flag.String("memprofile", "", "write a heap profile to this file at the end")
-	memtableMB = flag.Int("memtable-mb", 64, "Badger MemTableSize in MiB (the gateway's default: 64)")
-	memtables  = flag.Int("memtables", 5, "Badger NumMemtables (the gateway's default: 5)")
-	blockMB    = flag.Int("blockcache-mb", 256, "Badger BlockCacheSize in MiB (the gateway's default: 256)")
-	lean       = flag.Bool("lean", false, "Badger tuned for memory: no compression, 2 compactors (use with -memtable-mb 16 -memtables 3 -blockcache-mb 32)")
+	// Badger overrides: each left at its zero value keeps the gateway's
+	// setting (internal/datadir), so the default run measures production.
+	memtableMB = flag.Int("memtable-mb", 0, "override Badger MemTableSize in MiB")
+	memtables  = flag.Int("memtables", 0, "override Badger NumMemtables")
+	blockMB    = flag.Int("blockcache-mb", -1, "override Badger BlockCacheSize in MiB (0 disables it)")
+	baseKB     = flag.Int("basetable-kb", 0, "override Badger BaseTableSize in KiB")
+	valueThr   = flag.Int("value-threshold", 0, "override Badger ValueThreshold in bytes")
+	numL0      = flag.Int("l0-tables", 0, "override Badger NumLevelZeroTables (stall at twice it)")
+	compactors = flag.Int("compactors", 0, "override Badger NumCompactors")
+	compress   = flag.String("compression", "", "override Badger Compression: none, snappy or zstd")
+	lean       = flag.Bool("lean", false, "shorthand for -compression none -compactors 2")
 	cpuprofile = flag.String("cpuprofile", "", "write a CPU profile to this file")
 	transport  = flag.String("transport", "local", "backlog/tombstones: local (in-process 200, isolates the queue) or http (a receiver on 127.0.0.1)")
 )
@@ -54,6 +62,9 @@ func main() {
 		check(err)
 		check(pprof.StartCPUProfile(f))
 		defer pprof.StopCPUProfile()
+	}
+	if *memprofile != "" {
+		go peakProfiles(*memprofile + ".peak")
 	}
 	ok := true
 	if *mode == "e2e" || *mode == "all" {
@@ -88,7 +99,8 @@ func main() {
 	fmt.Println("RESULT: all targets met")
 }
 
-// openDB opens Badger with the gateway's settings (caddymodule/state.go).
+// openDB opens Badger with the gateway's settings (internal/datadir) and
+// the overrides given on the command line.
 func openDB(name string) (*badger.DB, func()) {
 	d := *dir
 	if d == "" {
@@ -99,15 +111,49 @@ func openDB(name string) (*badger.DB, func()) {
 		d += "/" + name
 		os.RemoveAll(d)
 	}
-	o := badger.DefaultOptions(d)
-	if *lean {
-		o = o.WithCompression(bopts.None).WithNumCompactors(2)
-	}
-	db, err := badger.Open(o.WithSyncWrites(true).WithLogger(nil).
-		WithIndexCacheSize(0).WithNumVersionsToKeep(1).WithMetricsEnabled(false).
-		WithMemTableSize(int64(*memtableMB) << 20).WithNumMemtables(*memtables).WithBlockCacheSize(int64(*blockMB) << 20))
+	db, err := datadir.Open(d, badgerOptions(d))
 	check(err)
 	return db, func() { db.Close(); os.RemoveAll(d) }
+}
+
+func badgerOptions(d string) badger.Options {
+	o := datadir.Options(d, nil)
+	if *lean {
+		*compress, *compactors = "none", 2
+	}
+	if *memtableMB > 0 {
+		o = o.WithMemTableSize(int64(*memtableMB) << 20)
+	}
+	if *memtables > 0 {
+		o = o.WithNumMemtables(*memtables)
+	}
+	if *blockMB >= 0 {
+		o = o.WithBlockCacheSize(int64(*blockMB) << 20)
+	}
+	if *baseKB > 0 {
+		o = o.WithBaseTableSize(int64(*baseKB) << 10)
+	}
+	if *valueThr > 0 {
+		o = o.WithValueThreshold(int64(*valueThr))
+	}
+	if *numL0 > 0 {
+		o = o.WithNumLevelZeroTables(*numL0).WithNumLevelZeroTablesStall(2 * *numL0)
+	}
+	if *compactors > 0 {
+		o = o.WithNumCompactors(*compactors)
+	}
+	switch *compress {
+	case "":
+	case "none":
+		o = o.WithCompression(bopts.None)
+	case "snappy":
+		o = o.WithCompression(bopts.Snappy)
+	case "zstd":
+		o = o.WithCompression(bopts.ZSTD)
+	default:
+		check(fmt.Errorf("unknown -compression %q", *compress))
+	}
+	return o
 }
 
 func check(err error) {
@@ -190,13 +236,34 @@ func waitFor(count func() int64, want int64) bool {
 	}
 }
 
-func peakRSS() int64 {
+// peakProfiles writes a heap profile to path each time the process's RSS
+// reaches a new high (checked every second), so the profile shows what
+// was live at the peak rather than at the end.
+func peakProfiles(path string) {
+	var high int64
+	for range time.Tick(time.Second) {
+		if r := currentRSS(); r > high+16<<20 {
+			high = r
+			runtime.GC()
+			if f, err := os.Create(path); err == nil {
+				pprof.WriteHeapProfile(f)
+				f.Close()
+			}
+		}
+	}
+}
+
+func currentRSS() int64 { return statusKB("VmRSS:") }
+
+func peakRSS() int64 { return statusKB("VmHWM:") }
+
+func statusKB(field string) int64 {
 	b, err := os.ReadFile("/proc/self/status")
 	if err != nil {
 		return 0
 	}
 	for _, l := range strings.Split(string(b), "\n") {
-		if strings.HasPrefix(l, "VmHWM:") {
+		if strings.HasPrefix(l, field) {
 			f := strings.Fields(l)
 			kb, _ := strconv.ParseInt(f[1], 10, 64)
 			return kb << 10
