@@ -70,7 +70,7 @@ func TestIngestHandler(t *testing.T) {
 	// they stay queued; what matters is what was queued).
 	rcv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(503) }))
 	defer rcv.Close()
-	svc := a.feedPublisher()
+	svc := a.webhookService()
 	for _, ev := range []string{"shipment-created", "adjustment-posted"} {
 		if _, _, err := svc.Subscriptions().Create(context.Background(), "cons", rcv.URL+"/hook", ev); err != nil {
 			t.Fatal(err)

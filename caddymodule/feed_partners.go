@@ -8,13 +8,14 @@ var errPartnersUnavailable = errors.New("partners are not available")
 
 // feedPartnerKind tells the feed readers whether a partner exists and is a
 // consolidation partner, from this config's partners (a disabled partner
-// still exists: its events are queued like any other). It reads the token
-// service set by startTokens, which runs before startFeeds, rather than
-// a.partner, which answers false until the app's Start has finished.
+// still exists: its events are queued like any other). Without a running
+// token service it answers errPartnersUnavailable, and the feed retries the
+// batch rather than rejecting its changes.
 func (a *App) feedPartnerKind(id string) (consolidation, ok bool, err error) {
-	if a.Tokens == nil || a.Tokens.svc == nil {
+	svc := a.tokenService()
+	if svc == nil {
 		return false, false, errPartnersUnavailable
 	}
-	p, ok := a.Tokens.svc.Partner(id)
+	p, ok := svc.Partner(id)
 	return p.Consolidation, ok, nil
 }

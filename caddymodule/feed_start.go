@@ -9,7 +9,6 @@ import (
 	"github.com/dgraph-io/badger/v4"
 	"go.uber.org/zap"
 
-	"github.com/fulfilgate/fulfilgate/webhooks"
 	"github.com/fulfilgate/fulfilgate/webhooks/feed"
 )
 
@@ -120,23 +119,13 @@ func (s *feedSet) Close() error {
 	return nil
 }
 
-// feedPublisher returns the data directory's webhook service. It is set by
-// startWebhooks, which runs before startFeeds (webhookService() answers nil
-// until the app's Start has finished).
-func (a *App) feedPublisher() *webhooks.Service {
-	if a.Webhooks == nil || a.Webhooks.rt == nil {
-		return nil
-	}
-	return a.Webhooks.rt.svc
-}
-
 // startFeeds starts (or, on a reload, re-configures) the feed readers.
 func (a *App) startFeeds(st *sharedState) error {
 	set, err := feedSetOf(st, a.logger.Named("feed"))
 	if err != nil {
 		return err
 	}
-	pub := a.feedPublisher()
+	pub := a.webhookService()
 	if pub == nil {
 		if len(a.Feeds) == 0 {
 			return nil
