@@ -84,6 +84,12 @@ func (s *Service) Replay(deliveryID string) error {
 	return err
 }
 
+// replayBatch is how many dead letters one replay transaction moves: a dead
+// letter with a full attempt log is about 2.5 KB and is deleted, re-written
+// and its expiry deleted, so 100 stay well inside Badger's transaction limit
+// (15 % of the 4 MiB memtable, internal/datadir).
+const replayBatch = 100
+
 // ReplaySubscription re-queues every dead letter of subscriptionID that died
 // at or after since, like Replay. It returns how many it re-queued.
 func (s *Service) ReplaySubscription(subscriptionID string, since time.Time) (int, error) {
@@ -93,7 +99,7 @@ func (s *Service) ReplaySubscription(subscriptionID string, since time.Time) (in
 			var ds []*delivery
 			it := txn.NewIterator(badger.IteratorOptions{Prefix: []byte(deadPrefix), PrefetchValues: true})
 			defer it.Close()
-			for it.Rewind(); it.Valid() && len(ds) < 1000; it.Next() {
+			for it.Rewind(); it.Valid() && len(ds) < replayBatch; it.Next() {
 				var d *delivery
 				err := it.Item().Value(func(v []byte) error {
 					var e error
@@ -110,7 +116,7 @@ func (s *Service) ReplaySubscription(subscriptionID string, since time.Time) (in
 			return ds, nil
 		})
 		total += n
-		if err != nil || n < 1000 {
+		if err != nil || n < replayBatch {
 			return total, err
 		}
 	}
