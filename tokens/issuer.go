@@ -51,13 +51,12 @@ func (s *Service) Token(c Client) (Token, error) {
 			return Token{AccessToken: is.token, ExpiresIn: int(left / time.Second), Reused: true}, nil
 		}
 	}
-	// exp is a whole second at least lifetime after now, so expires_in can
-	// be the full lifetime.
-	iat := now.Truncate(time.Second)
+	// iat is now rounded up to a whole second (JWT times are whole
+	// seconds) and exp is exactly lifetime after it: exp - iat is the
+	// lifetime, and expires_in (the lifetime) never outlasts the token. The
+	// verifier accepts an iat less than a second ahead for this reason.
+	iat := ceilSecond(now)
 	exp := iat.Add(st.lifetime)
-	if exp.Sub(now) < st.lifetime {
-		exp = exp.Add(time.Second)
-	}
 	jti, err := randomJTI(s.rand)
 	if err != nil {
 		return Token{}, err
@@ -83,6 +82,14 @@ func (s *Service) Token(c Client) (Token, error) {
 	}
 	s.reuse.Store(c.ID, &issued{token: signed, exp: exp, kid: r.current.KID, version: c.version})
 	return Token{AccessToken: signed, ExpiresIn: int(st.lifetime / time.Second)}, nil
+}
+
+// ceilSecond rounds t up to a whole second.
+func ceilSecond(t time.Time) time.Time {
+	if f := t.Truncate(time.Second); f.Before(t) {
+		return f.Add(time.Second)
+	}
+	return t
 }
 
 func randomJTI(r io.Reader) (string, error) {

@@ -170,7 +170,9 @@ func (s *Service) checkLive(st *settings, v *verified) (Identity, *VerifyError) 
 		return Identity{}, errRevoked
 	}
 	now := s.clock()
-	limit := now.Add(st.leeway)
+	// iat and nbf are whole seconds and the issuer rounds iat up, so they
+	// are compared with now rounded up to a whole second (plus leeway).
+	limit := ceilSecond(now.Add(st.leeway))
 	if v.iat.After(limit) || (!v.nbf.IsZero() && v.nbf.After(limit)) {
 		return Identity{}, errNotYet
 	}
