@@ -48,9 +48,42 @@ func secretDigest(secret string) [32]byte { return sha256.Sum256([]byte(secret))
 // a per-gateway pepper. Secrets are 32 random bytes, so a fast keyed hash is
 // the right tool (a slow password hash would buy nothing against 256 bits of
 // entropy and would cost the token endpoint its throughput).
-type hasher struct{ pepper []byte }
+//
+// Authenticate does all of its secret work through a hasher (digest, hash,
+// equal), so that a test can count it: note, nil in production, is told of
+// every unit of work.
+type hasher struct {
+	pepper []byte
+	note   func(work string)
+}
+
+// Units of work a hasher reports to note.
+const (
+	workDigest  = "sha256"
+	workHash    = "hmac-sha256"
+	workCompare = "constant-time compare"
+)
+
+func (h hasher) noted(work string) {
+	if h.note != nil {
+		h.note(work)
+	}
+}
+
+// digest is secretDigest, counted.
+func (h hasher) digest(secret string) [32]byte {
+	h.noted(workDigest)
+	return secretDigest(secret)
+}
+
+// equal is the constant-time comparison of two hashes, counted.
+func (h hasher) equal(a, b [32]byte) bool {
+	h.noted(workCompare)
+	return equal(a, b)
+}
 
 func (h hasher) hash(digest [32]byte) [32]byte {
+	h.noted(workHash)
 	m := hmac.New(sha256.New, h.pepper)
 	m.Write(digest[:])
 	var out [32]byte

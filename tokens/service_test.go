@@ -180,3 +180,46 @@ func TestAuthenticate(t *testing.T) {
 		t.Fatal("digest-configured client refused")
 	}
 }
+
+// An unknown client id costs the same work as a wrong secret (decisions §1
+// Timing): the same hash computations and constant-time comparisons, in the
+// same order, counted by the hasher (no timing measured).
+func TestAuthenticateSameWork(t *testing.T) {
+	s, _, _ := newTestService(t, Config{Partners: demoPartners()})
+	np, err := s.CreatePartner("partner-initech", false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.SetClientActive("partner-initech", np.ClientID, false); err != nil {
+		t.Fatal(err)
+	}
+	var trace []string
+	s.hasher.note = func(w string) { trace = append(trace, w) }
+	run := func(id, secret string) ([]string, bool) {
+		trace = nil
+		_, ok := s.Authenticate(id, secret)
+		return trace, ok
+	}
+	want := []string{workDigest, workHash, workCompare}
+	for _, secret := range []string{acmeSecret + "x", "", "short", strings.Repeat("s", 4096), globexSecret} {
+		wrong, ok1 := run("acme-client", secret)
+		unknown, ok2 := run("no-such-client", secret)
+		empty, ok3 := run("", secret)
+		disabled, ok4 := run(np.ClientID, secret)
+		if ok1 || ok2 || ok3 || ok4 {
+			t.Fatalf("secret %.10q authenticated", secret)
+		}
+		for name, got := range map[string][]string{"wrong secret": wrong, "unknown id": unknown, "empty id": empty, "disabled client": disabled} {
+			if strings.Join(got, ",") != strings.Join(want, ",") {
+				t.Errorf("secret %.10q, %s: work %v, want %v", secret, name, got, want)
+			}
+		}
+	}
+	// A disabled client with its right secret, and a right secret: the same.
+	for _, c := range [][2]string{{np.ClientID, np.ClientSecret}, {"acme-client", acmeSecret}} {
+		got, _ := run(c[0], c[1])
+		if strings.Join(got, ",") != strings.Join(want, ",") {
+			t.Errorf("%s: work %v, want %v", c[0], got, want)
+		}
+	}
+}
