@@ -187,7 +187,7 @@ func TestHostileBearerHeaderGames(t *testing.T) {
 
 	// RFC 9110 §11.1: the auth scheme is case-insensitive; RFC 6750 §2.1:
 	// "Bearer" 1*SP b64token. Trailing whitespace is not part of a field value.
-	for _, auth := range []string{"Bearer " + tok, "bearer " + tok, "BEARER " + tok, "bEaReR " + tok, "Bearer " + tok + " "} {
+	for _, auth := range []string{"Bearer " + tok, "bearer " + tok, "BEARER " + tok, "bEaReR " + tok, "Bearer " + tok + " ", "Bearer  " + tok} {
 		if r := get(auth); r.Status != http.StatusOK {
 			t.Errorf("%.12q...: %d %s, want 200", auth, r.Status, r.Body)
 		}
