@@ -54,19 +54,19 @@ func StandardSignature(key []byte, id string, timestamp int64, body []byte) stri
 
 // send makes one HTTP attempt of d (attempt number n) and returns its log
 // record; ok reports a 2xx answer within the timeout.
-func (s *Service) send(ctx context.Context, d *delivery, n int) (rec AttemptRecord, ok bool) {
+func (s *Service) send(ctx context.Context, cfg *settings, d *delivery, n int) (rec AttemptRecord, ok bool) {
 	now := s.clock()
 	rec = AttemptRecord{At: now.UTC(), Attempt: n}
 	start := time.Now()
 	defer func() { rec.Latency = time.Since(start) }()
 
-	key, err := s.opts.WebhookKey(d.PartnerID)
+	key, err := cfg.opts.WebhookKey(d.PartnerID)
 	if err != nil {
 		rec.Error = "webhook key: " + err.Error()
 		return rec, false
 	}
 	body := d.Event.Payload().Body()
-	ctx, cancel := context.WithTimeout(ctx, s.opts.Timeout)
+	ctx, cancel := context.WithTimeout(ctx, cfg.opts.Timeout)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, d.URL, bytes.NewReader(body))
 	if err != nil {
@@ -76,19 +76,19 @@ func (s *Service) send(ctx context.Context, d *delivery, n int) (rec AttemptReco
 	ts := now.Unix()
 	h := req.Header
 	h.Set("Content-Type", "application/json")
-	h.Set("User-Agent", s.opts.UserAgent)
+	h.Set("User-Agent", cfg.opts.UserAgent)
 	h["x-hook-signature"] = []string{Sign(key, body)}
 	h["x-hook-id"] = []string{d.ID}
 	h["x-hook-attempt"] = []string{strconv.Itoa(n)}
 	h["x-hook-timestamp"] = []string{strconv.FormatInt(ts, 10)}
-	if s.opts.StandardWebhooks {
+	if cfg.opts.StandardWebhooks {
 		h["webhook-id"] = []string{d.ID}
 		h["webhook-timestamp"] = []string{strconv.FormatInt(ts, 10)}
 		h["webhook-signature"] = []string{StandardSignature(key, d.ID, ts, body)}
 	}
-	resp, err := s.client.Do(req)
+	resp, err := cfg.client.Do(req)
 	if err != nil {
-		rec.Error = attemptError(ctx, err, s.opts.Timeout)
+		rec.Error = attemptError(ctx, err, cfg.opts.Timeout)
 		return rec, false
 	}
 	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, maxResponseRead))
@@ -130,19 +130,20 @@ func (s *Service) run(d *delivery, oldKey []byte, tgt string) {
 	}
 	defer release()
 
-	r := ackResult{d: d, oldKey: oldKey}
+	cfg := s.cur() // the whole attempt, and its outcome, use these settings
+	r := ackResult{d: d, oldKey: oldKey, retention: cfg.opts.DeadRetention}
 	if sub, ok := s.subs.lookup(d.SubscriptionID); !ok || sub.PartnerID != d.PartnerID {
 		r.outcome = OutcomeDropped
 	} else {
 		n := d.Attempts + 1
-		rec, ok := s.send(s.ctx, d, n)
+		rec, ok := s.send(s.ctx, cfg, d, n)
 		if s.ctx.Err() != nil {
 			// Closing: the attempt was cancelled and the delivery stays
 			// queued as it was (at least once).
 			s.forget(d.ID)
 			return
 		}
-		s.obs.Attempt(rec.Latency, rec.Status)
+		cfg.opts.Observer.Attempt(rec.Latency, rec.Status)
 		d.Attempts, d.TotalAttempts = n, d.TotalAttempts+1
 		if d.First.IsZero() {
 			d.First = rec.At
@@ -152,7 +153,7 @@ func (s *Service) run(d *delivery, oldKey []byte, tgt string) {
 		case ok:
 			r.outcome = OutcomeSuccess
 		default:
-			next, retry := s.retry.Next(n, d.First, s.clock(), s.rand())
+			next, retry := cfg.retry.Next(n, d.First, s.clock(), s.rand())
 			if retry {
 				r.outcome, d.Due = OutcomeFailure, next
 			} else {

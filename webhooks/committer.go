@@ -2,6 +2,7 @@ package webhooks
 
 import (
 	"errors"
+	"time"
 
 	"github.com/dgraph-io/badger/v4"
 	"go.uber.org/zap"
@@ -15,6 +16,9 @@ type ackResult struct {
 	d       *delivery // updated record (attempts, log, Due)
 	oldKey  []byte    // its schedule key when it was dispatched
 	outcome Outcome
+	// retention of a dead delivery, from the settings the attempt started
+	// with
+	retention time.Duration
 }
 
 // writes applies r to txn: success and dropped delete the delivery, failure
@@ -26,7 +30,7 @@ func (s *Service) writes(txn *badger.Txn, r *ackResult) error {
 	case OutcomeFailure:
 		errs = append(errs, txn.Set(dueKey(d.Due, d.ID), d.marshal()))
 	case OutcomeDead:
-		d.Expires = d.Due.Add(s.opts.DeadRetention)
+		d.Expires = d.Due.Add(r.retention)
 		errs = append(errs,
 			txn.Set([]byte(deadPrefix+d.ID), d.marshal()),
 			txn.Set(timeKey(deadExpPrefix, d.Expires, d.ID), nil))
@@ -86,7 +90,7 @@ func (s *Service) commitAcks(batch []ackResult) {
 				if errors.Is(err, badger.ErrTxnTooBig) && j > i {
 					break
 				}
-				s.log.Error("webhooks: recording delivery outcome", zap.String("delivery", batch[j].d.ID), zap.Error(err))
+				s.logger().Error("webhooks: recording delivery outcome", zap.String("delivery", batch[j].d.ID), zap.Error(err))
 				break
 			}
 		}
@@ -97,7 +101,7 @@ func (s *Service) commitAcks(batch []ackResult) {
 		}
 		err := txn.Commit()
 		if err != nil {
-			s.log.Error("webhooks: committing delivery outcomes", zap.Int("count", j-i), zap.Error(err))
+			s.logger().Error("webhooks: committing delivery outcomes", zap.Int("count", j-i), zap.Error(err))
 		}
 		for k := i; k < j; k++ {
 			committed[k] = err == nil
@@ -144,9 +148,9 @@ func (s *Service) commitAcks(batch []ackResult) {
 	s.dead.Add(dd)
 	for i := range batch {
 		if committed[i] {
-			s.obs.Delivery(batch[i].d.Event.Name, batch[i].outcome)
+			s.cur().opts.Observer.Delivery(batch[i].d.Event.Name, batch[i].outcome)
 			if batch[i].outcome == OutcomeDead {
-				s.log.Warn("webhooks: delivery moved to dead letters", zap.String("delivery", batch[i].d.ID),
+				s.logger().Warn("webhooks: delivery moved to dead letters", zap.String("delivery", batch[i].d.ID),
 					zap.String("subscription", batch[i].d.SubscriptionID), zap.Int("attempts", batch[i].d.Attempts))
 			}
 		}

@@ -126,6 +126,7 @@ func (s *Service) pass(now time.Time) (passResult, error) {
 	}
 
 	var res passResult
+	cfg := s.cur() // this pass's limits (Reconfigure may change them)
 	txn := s.db.NewTransaction(false)
 	defer txn.Discard()
 	it := txn.NewIterator(badger.IteratorOptions{Prefix: []byte(duePrefix), PrefetchValues: false})
@@ -156,7 +157,7 @@ func (s *Service) pass(now time.Time) (passResult, error) {
 		last = k
 		sc.mu.Lock()
 		busy := sc.inflight[id] || sc.doneDuring[id]
-		full := sc.active >= s.opts.Workers
+		full := sc.active >= cfg.opts.Workers
 		sc.mu.Unlock()
 		if busy {
 			continue
@@ -172,7 +173,7 @@ func (s *Service) pass(now time.Time) (passResult, error) {
 		}
 		tgt := target(d.URL)
 		sc.mu.Lock()
-		if sc.targets[tgt] >= s.opts.PerTargetConcurrency {
+		if sc.targets[tgt] >= cfg.opts.PerTargetConcurrency {
 			// Saturated target: park it in memory (bounded) for the next
 			// free slot of that target, or leave it due for a later sweep.
 			if sc.parkedN < maxParked {
@@ -252,11 +253,11 @@ func (s *Service) quarantine(keys [][]byte) {
 		return nil
 	})
 	if err != nil {
-		s.log.Error("webhooks: quarantining undecodable deliveries", zap.Error(err))
+		s.logger().Error("webhooks: quarantining undecodable deliveries", zap.Error(err))
 		return
 	}
 	s.queued.Add(-int64(len(keys)))
-	s.log.Error("webhooks: undecodable deliveries moved to "+corruptPrefix, zap.Int("count", len(keys)))
+	s.logger().Error("webhooks: undecodable deliveries moved to "+corruptPrefix, zap.Int("count", len(keys)))
 }
 
 // loop is the dispatcher started by Start: a pass whenever something is
@@ -269,7 +270,7 @@ func (s *Service) loop() {
 	for s.ctx.Err() == nil {
 		res, err := s.pass(s.clock())
 		if err != nil {
-			s.log.Error("webhooks: reading the schedule", zap.Error(err))
+			s.logger().Error("webhooks: reading the schedule", zap.Error(err))
 			res.nextDue = s.clock().Add(time.Second)
 		}
 		if res.more {

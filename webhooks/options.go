@@ -4,6 +4,7 @@ import (
 	"errors"
 	"math/rand/v2"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/dgraph-io/badger/v4"
@@ -139,6 +140,9 @@ func (o *Options) setDefaults() error {
 	}
 	if o.UserAgent == "" {
 		o.UserAgent = DefaultUserAgent
+	}
+	if strings.ContainsFunc(o.UserAgent, func(r rune) bool { return r < ' ' || r == 0x7f }) {
+		return errors.New("webhooks: Options.UserAgent must not contain control characters")
 	}
 	if o.Clock == nil {
 		o.Clock = time.Now

@@ -3,7 +3,6 @@ package webhooks
 import (
 	"context"
 	"errors"
-	"net/http"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -16,14 +15,11 @@ import (
 // durable queue, the dispatcher and the dead letters. Create it with New,
 // run the dispatcher with Start, stop it with Close.
 type Service struct {
-	opts   Options
-	db     *badger.DB
-	log    *zap.Logger
-	subs   *SubscriptionStore
-	retry  RetryPolicy
-	client *http.Client
-	obs    Observer
-	clock  func() time.Time
+	cfg      atomic.Pointer[settings] // swapped whole by Reconfigure
+	reconfMu sync.Mutex               // one Reconfigure at a time
+	db       *badger.DB
+	subs     *SubscriptionStore
+	clock    func() time.Time // fixed at New
 
 	ctx    context.Context // cancelled by Close: in-flight attempts stop
 	cancel context.CancelFunc
@@ -48,17 +44,17 @@ type Service struct {
 // counts the queue and starts the acknowledgement committer. It does not
 // start the dispatcher (Start does), so RunDue can drive it in tests.
 func New(opts Options) (*Service, error) {
-	if err := opts.setDefaults(); err != nil {
-		return nil, err
-	}
-	subs, err := newSubscriptionStore(&opts)
+	cfg, err := newSettings(opts, nil)
 	if err != nil {
 		return nil, err
 	}
-	s := &Service{opts: opts, db: opts.DB, log: opts.Logger, subs: subs, retry: *opts.Retry,
-		client: opts.HTTPClient, obs: opts.Observer, clock: opts.Clock,
-		acks: make(chan ackResult, 4*opts.Workers), committerDone: make(chan struct{}),
+	s := &Service{db: cfg.opts.DB, clock: cfg.opts.Clock,
+		acks: make(chan ackResult, 4*cfg.opts.Workers), committerDone: make(chan struct{}),
 		stopCommit: make(chan struct{})}
+	s.cfg.Store(cfg)
+	if s.subs, err = newSubscriptionStore(s.db, &s.cfg); err != nil {
+		return nil, err
+	}
 	s.ctx, s.cancel = context.WithCancel(context.Background())
 	s.sched.init()
 	q, err := countPrefix(s.db, duePrefix)
@@ -92,17 +88,17 @@ func countPrefix(db *badger.DB, prefix string) (int64, error) {
 func (s *Service) Subscriptions() *SubscriptionStore { return s.subs }
 
 // RetryPolicy returns the effective retry policy.
-func (s *Service) RetryPolicy() RetryPolicy { return s.retry }
+func (s *Service) RetryPolicy() RetryPolicy { return s.cur().retry }
 
 // Depth returns the number of queued and dead deliveries.
 func (s *Service) Depth() (queued, dead int64) { return s.queued.Load(), s.dead.Load() }
 
-func (s *Service) reportDepth() { s.obs.Depth(s.queued.Load(), s.dead.Load()) }
+func (s *Service) reportDepth() { s.cur().opts.Observer.Depth(s.queued.Load(), s.dead.Load()) }
 
 func (s *Service) rand() float64 {
 	s.randMu.Lock()
 	defer s.randMu.Unlock()
-	return s.opts.Rand()
+	return s.cur().opts.Rand()
 }
 
 // Start starts the dispatcher loop and the maintenance loop (dead-letter
@@ -133,7 +129,7 @@ func (s *Service) Close() error {
 		select {
 		case <-s.committerDone:
 		case <-deadline:
-			s.log.Warn("webhooks: committer did not stop in time")
+			s.logger().Warn("webhooks: committer did not stop in time")
 		}
 	})
 	return nil
@@ -153,7 +149,7 @@ func waitOr(wg *sync.WaitGroup, deadline <-chan time.Time) {
 func (s *Service) maintenance() {
 	defer s.loops.Done()
 	if _, err := s.PurgeDead(); err != nil {
-		s.log.Warn("webhooks: purging dead letters", zap.Error(err))
+		s.logger().Warn("webhooks: purging dead letters", zap.Error(err))
 	}
 	purge := time.NewTicker(time.Hour)
 	gc := time.NewTicker(10 * time.Minute)
@@ -165,7 +161,7 @@ func (s *Service) maintenance() {
 			return
 		case <-purge.C:
 			if _, err := s.PurgeDead(); err != nil {
-				s.log.Warn("webhooks: purging dead letters", zap.Error(err))
+				s.logger().Warn("webhooks: purging dead letters", zap.Error(err))
 			}
 		case <-gc.C:
 			for s.ctx.Err() == nil && s.db.RunValueLogGC(0.5) == nil {

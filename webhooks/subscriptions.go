@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/dgraph-io/badger/v4"
@@ -45,20 +46,17 @@ const (
 
 // SubscriptionStore keeps subscriptions in Badger with an in-memory index.
 type SubscriptionStore struct {
-	db        *badger.DB
-	policy    *NetPolicy
-	allowHTTP bool
-	max       int
-	clock     func() time.Time
+	db    *badger.DB
+	cfg   *atomic.Pointer[settings] // the service's: policy, allow_http, limit
+	clock func() time.Time
 
 	mu   sync.RWMutex
 	byID map[string]Subscription
 	byPE map[string][]Subscription // partner\x00event → subscriptions
 }
 
-func newSubscriptionStore(o *Options) (*SubscriptionStore, error) {
-	s := &SubscriptionStore{db: o.DB, policy: o.Policy, allowHTTP: o.AllowHTTP,
-		max: o.MaxSubscriptionsPerPartner, clock: o.Clock,
+func newSubscriptionStore(db *badger.DB, cfg *atomic.Pointer[settings]) (*SubscriptionStore, error) {
+	s := &SubscriptionStore{db: db, cfg: cfg, clock: cfg.Load().opts.Clock,
 		byID: map[string]Subscription{}, byPE: map[string][]Subscription{}}
 	err := s.db.View(func(txn *badger.Txn) error {
 		it := txn.NewIterator(badger.IteratorOptions{Prefix: []byte(subPrefix), PrefetchValues: true, PrefetchSize: 100})
@@ -98,6 +96,10 @@ func validPartner(p string) bool { return p != "" && !strings.ContainsRune(p, 0)
 
 // ValidateURL checks a notification URL's form (not its addresses).
 func (s *SubscriptionStore) ValidateURL(raw string) (*url.URL, error) {
+	return validateURL(raw, s.cfg.Load().opts.AllowHTTP)
+}
+
+func validateURL(raw string, allowHTTP bool) (*url.URL, error) {
 	bad := func(reason string) (*url.URL, error) {
 		return nil, &ValidationError{Field: "notificationUrl", Reason: reason}
 	}
@@ -114,8 +116,8 @@ func (s *SubscriptionStore) ValidateURL(raw string) (*url.URL, error) {
 	switch {
 	case !u.IsAbs():
 		return bad("must be an absolute URL")
-	case u.Scheme != "https" && !(u.Scheme == "http" && s.allowHTTP):
-		if s.allowHTTP {
+	case u.Scheme != "https" && !(u.Scheme == "http" && allowHTTP):
+		if allowHTTP {
 			return bad("scheme must be https or http")
 		}
 		return bad("scheme must be https")
@@ -144,7 +146,8 @@ func (s *SubscriptionStore) Create(ctx context.Context, partnerID, rawURL, event
 	if !validPartner(partnerID) {
 		return Subscription{}, false, &ValidationError{Field: "partner", Reason: "invalid partner id"}
 	}
-	u, err := s.ValidateURL(rawURL)
+	cfg := s.cfg.Load().opts // one snapshot for the whole create
+	u, err := validateURL(rawURL, cfg.AllowHTTP)
 	if err != nil {
 		return Subscription{}, false, err
 	}
@@ -155,7 +158,7 @@ func (s *SubscriptionStore) Create(ctx context.Context, partnerID, rawURL, event
 		return Subscription{}, false, &ValidationError{Field: "event",
 			Reason: "must be one of " + strings.Join(EventNames, ", ")}
 	}
-	if err := s.policy.CheckHost(ctx, u.Hostname()); err != nil {
+	if err := cfg.Policy.CheckHost(ctx, u.Hostname()); err != nil {
 		return Subscription{}, false, &ValidationError{Field: "notificationUrl", Reason: "host not allowed: " + err.Error()}
 	}
 	uniq := []byte(subUniquePref + partnerID + "\x00" + event + "\x00" + rawURL)
@@ -181,7 +184,7 @@ func (s *SubscriptionStore) Create(ctx context.Context, partnerID, rawURL, event
 			} else if !errors.Is(err, badger.ErrKeyNotFound) {
 				return err
 			}
-			if n >= s.max {
+			if n >= cfg.MaxSubscriptionsPerPartner {
 				return ErrLimit
 			}
 			sub = Subscription{ID: newID("sub_"), PartnerID: partnerID, NotificationURL: rawURL,
