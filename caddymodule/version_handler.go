@@ -223,7 +223,7 @@ func (h *VersionHandler) ServeHTTP(w http.ResponseWriter, r *http.Request, next 
 			zap.String("upstream_path", m.RawPath))
 	}
 	r.URL.Path, r.URL.RawPath = m.Path, m.RawPath
-	return next.ServeHTTP(w, r)
+	return serveAsProblems(w, r, next, h.logger)
 }
 
 // refuse answers a path the table did not map.
