@@ -182,7 +182,12 @@ func TestTokensExpiredIs403WithConfiguredKey(t *testing.T) {
 	if status, _, _ := do(t, http.MethodGet, g.Base+"/api/fulfilment/v4/shipments", nil, bearer...); status != http.StatusOK {
 		t.Fatalf("genuine token: %d", status)
 	}
+	// Caddy writes the access log entry after the response has gone out.
 	logs := g.Logs.String()
+	for deadline := time.Now().Add(5 * time.Second); !strings.Contains(logs, `"partner_id":"partner-acme"`) && time.Now().Before(deadline); {
+		time.Sleep(20 * time.Millisecond)
+		logs = g.Logs.String()
+	}
 	if !strings.Contains(logs, `"partner_id":"partner-acme"`) {
 		t.Fatalf("access log does not name the partner:\n%s", logs)
 	}
