@@ -16,13 +16,18 @@ type Partner struct {
 	// one (decisions §6: it changes which shipment events fire).
 	Consolidation bool
 	// WebhookKey is the HMAC key of the partner's webhook signatures: the
-	// bytes of the key string handed to the partner.
+	// bytes of the key string handed to the partner. It is the effective
+	// key: for a static partner, its configured webhook_key, else the key
+	// the gateway generated (or last rotated) and keeps in the data store
+	// (see static_keys.go).
 	WebhookKey []byte
 	// Disabled partners get no tokens and their tokens are refused.
 	Disabled bool
 	// Static partners come from configuration and are changed there.
 	Static  bool
 	Created time.Time
+
+	keySource string // KeySourceConfiguration or KeySourceGenerated
 }
 
 // client is a client id/secret pair of a partner. Only a keyed hash of the
@@ -54,6 +59,10 @@ var (
 	ErrInvalid = errors.New("invalid")
 )
 
+// minWebhookKey is the shortest configured webhook key accepted, in bytes
+// (decisions §5: at least 32 bytes of entropy).
+const minWebhookKey = 32
+
 var idPattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`)
 
 // ValidID reports whether s can name a partner or a client: 1 to 64 of
@@ -77,13 +86,17 @@ type ClientInfo struct {
 
 // PartnerInfo describes a partner without any secret or key.
 type PartnerInfo struct {
-	ID            string       `json:"id"`
-	Consolidation bool         `json:"consolidation"`
-	Disabled      bool         `json:"disabled"`
-	Static        bool         `json:"static"`
-	HasWebhookKey bool         `json:"has_webhook_key"`
-	Created       *time.Time   `json:"created,omitempty"`
-	Clients       []ClientInfo `json:"clients"`
+	ID            string `json:"id"`
+	Consolidation bool   `json:"consolidation"`
+	Disabled      bool   `json:"disabled"`
+	Static        bool   `json:"static"`
+	HasWebhookKey bool   `json:"has_webhook_key"`
+	// WebhookKeySource is "configuration" (webhook_key in the Caddyfile:
+	// change it there) or "generated" (by the gateway, kept in the data
+	// store, rotatable through the admin API).
+	WebhookKeySource string       `json:"webhook_key_source"`
+	Created          *time.Time   `json:"created,omitempty"`
+	Clients          []ClientInfo `json:"clients"`
 }
 
 func timePtr(t time.Time) *time.Time {
@@ -107,7 +120,8 @@ func (r *registry) list() []PartnerInfo {
 			cs = []ClientInfo{}
 		}
 		out = append(out, PartnerInfo{ID: p.ID, Consolidation: p.Consolidation, Disabled: p.Disabled,
-			Static: p.Static, HasWebhookKey: len(p.WebhookKey) > 0, Created: timePtr(p.Created), Clients: cs})
+			Static: p.Static, HasWebhookKey: len(p.WebhookKey) > 0, WebhookKeySource: p.keySource,
+			Created: timePtr(p.Created), Clients: cs})
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
 	return out
@@ -117,7 +131,9 @@ func (r *registry) list() []PartnerInfo {
 type StaticPartner struct {
 	ID            string
 	Consolidation bool
-	// WebhookKey is the key string (at least 32 characters).
+	// WebhookKey is the key string (at least 32 bytes). Empty: the gateway
+	// generates a key once and keeps it in the data store, where the admin
+	// API can rotate it; a non-empty WebhookKey always wins over that.
 	WebhookKey string
 	Clients    []StaticClient
 }
@@ -142,8 +158,9 @@ func validateStatic(ps []StaticPartner) error {
 			return fmt.Errorf("partner %s given twice", p.ID)
 		}
 		seenP[p.ID] = true
-		if p.WebhookKey != "" && len(p.WebhookKey) < 32 {
-			return fmt.Errorf("partner %s: webhook_key needs at least 32 characters", p.ID)
+		if p.WebhookKey != "" && len(p.WebhookKey) < minWebhookKey {
+			return fmt.Errorf("partner %s: webhook_key has %d bytes; it needs at least %d (generate one with `caddy fulfilment secret`, or leave webhook_key out and the gateway generates and keeps one)",
+				p.ID, len(p.WebhookKey), minWebhookKey)
 		}
 		for _, c := range p.Clients {
 			if err := checkID("client", c.ID); err != nil {

@@ -127,7 +127,8 @@ type Service struct {
 	static      *registry
 	dynPartners map[string]*Partner
 	dynClients  map[string]*client
-	genKeys     map[string]*key // generated keys kept in the store
+	genKeys     map[string]*key            // generated keys kept in the store
+	staticKeys  map[string]staticKeyRecord // kept webhook keys of static partners
 
 	settings atomic.Pointer[settings]
 	ring     atomic.Pointer[ring]
@@ -192,6 +193,9 @@ func (s *Service) Configure(cfg Config) error {
 			return err
 		}
 	} else if r, err = s.generatedRing(cfg.Algorithm, false); err != nil {
+		return err
+	}
+	if err := s.fillStaticKeys(static); err != nil {
 		return err
 	}
 

@@ -71,9 +71,12 @@ func (s *Service) load() error {
 		}
 		if err := eachJSON(txn, prefixPartner, func(r *partnerRecord) error {
 			s.dynPartners[r.ID] = &Partner{ID: r.ID, Consolidation: r.Consolidation,
-				WebhookKey: []byte(r.WebhookKey), Disabled: r.Disabled, Created: r.Created}
+				WebhookKey: []byte(r.WebhookKey), Disabled: r.Disabled, Created: r.Created, keySource: KeySourceGenerated}
 			return nil
 		}); err != nil {
+			return err
+		}
+		if err := s.loadStaticKeys(txn); err != nil {
 			return err
 		}
 		if err := eachJSON(txn, prefixClient, func(r *clientRecord) error {
@@ -262,7 +265,7 @@ func (s *Service) CreatePartner(id string, consolidation bool) (NewPartner, erro
 	if err != nil {
 		return NewPartner{}, err
 	}
-	p := &Partner{ID: id, Consolidation: consolidation, WebhookKey: []byte(wk), Created: s.clock().UTC()}
+	p := &Partner{ID: id, Consolidation: consolidation, WebhookKey: []byte(wk), Created: s.clock().UTC(), keySource: KeySourceGenerated}
 	c, creds, err := s.newClient(id)
 	if err != nil {
 		return NewPartner{}, err
@@ -419,10 +422,21 @@ func (s *Service) SetClientActive(partnerID, clientID string, active bool) error
 	return nil
 }
 
-// RotateWebhookKey gives a partner a fresh webhook key and returns it.
+// RotateWebhookKey gives a partner a fresh webhook key and returns it (the
+// only time it is shown). A static partner's key rotates too, unless the
+// configuration sets webhook_key, which always wins (ErrStatic): see
+// static_keys.go.
 func (s *Service) RotateWebhookKey(partnerID string) (string, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if sp, ok := s.static.partners[partnerID]; ok {
+		wk, err := s.rotateStaticWebhookKey(sp)
+		if err != nil {
+			return "", err
+		}
+		s.log.Info("webhook key rotated", zapPartner(partnerID), zapBool("static", true))
+		return wk, nil
+	}
 	old, err := s.dynamicPartner(partnerID)
 	if err != nil {
 		return "", err
