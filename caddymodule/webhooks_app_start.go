@@ -1,13 +1,12 @@
 package caddymodule
 
 import (
+	"context"
 	"errors"
 	"fmt"
-	"net/netip"
 	"runtime/debug"
 	"slices"
 	"sync"
-	"time"
 
 	"github.com/caddyserver/caddy/v2"
 	"go.uber.org/zap"
@@ -57,9 +56,12 @@ func (a *App) provisionWebhooks(ctx caddy.Context) error {
 // webhook service (subscriptions, queue, dispatcher) and the apps of the
 // configs that started with it, whose partners give the webhook keys.
 type webhookRuntime struct {
-	svc      *webhooks.Service
-	st       *sharedState    // the data directory it belongs to
-	settings webhookSettings // what svc was created with
+	svc *webhooks.Service
+	st  *sharedState // the data directory it belongs to
+
+	setMu     sync.Mutex      // guards settings, appliedBy; one apply at a time
+	settings  webhookSettings // in force in svc
+	appliedBy *App            // the config whose settings are in force
 
 	mu   sync.Mutex
 	apps []*App // in start order; pruned at each start
@@ -104,47 +106,14 @@ func (rt *webhookRuntime) webhookKey(partnerID string) ([]byte, error) {
 	return a.webhookKeyOf(partnerID)
 }
 
-// webhookSettings are the settings fixed when the service is created.
-type webhookSettings struct {
-	Timeout, RetryPeriod, DeadRetention time.Duration
-	MaxAttempts, PerTarget, Workers     int
-	MaxSubscriptions                    int
-	AllowHTTP, StandardWebhooks         bool
-	UserAgent                           string
-	Allow                               []netip.Prefix
-}
-
-func (c *WebhooksConfig) settings() webhookSettings {
-	return webhookSettings{
-		Timeout: time.Duration(c.Timeout), RetryPeriod: time.Duration(c.RetryPeriod),
-		DeadRetention: time.Duration(c.DeadRetention), MaxAttempts: c.MaxAttempts,
-		PerTarget: c.PerTargetConcurrency, Workers: c.Workers, MaxSubscriptions: c.MaxSubscriptionsPerPartner,
-		AllowHTTP: c.AllowHTTP, StandardWebhooks: c.StandardWebhooks, UserAgent: c.UserAgent,
-		Allow: slices.Clone(c.allow),
-	}
-}
-
-func (s webhookSettings) equal(o webhookSettings) bool {
-	type scalars struct {
-		Timeout, RetryPeriod, DeadRetention time.Duration
-		MaxAttempts, PerTarget, Workers     int
-		MaxSubscriptions                    int
-		AllowHTTP, StandardWebhooks         bool
-		UserAgent                           string
-	}
-	sc := func(x webhookSettings) scalars {
-		return scalars{x.Timeout, x.RetryPeriod, x.DeadRetention, x.MaxAttempts, x.PerTarget, x.Workers,
-			x.MaxSubscriptions, x.AllowHTTP, x.StandardWebhooks, x.UserAgent}
-	}
-	return sc(s) == sc(o) && slices.Equal(s.Allow, o.Allow)
-}
-
 // startWebhooks gets the data directory's one webhook service, creating and
 // starting it on first use. A reload finds the running one (one dispatcher
-// per data directory; in-flight deliveries carry on) and points its key
-// look-up at the new config's partners. The service's settings are fixed
-// when it is created: when a reload changes them, a warning says that they
-// apply at the next restart.
+// per data directory; in-flight deliveries carry on), points its key
+// look-up at the new config's partners and applies the new config's
+// settings to it (webhooks.Service.Reconfigure); if they cannot be applied,
+// this Start fails and Caddy keeps the running config. When this config is
+// unloaded without having become the running one (a later part of its
+// Start failed), the running config's settings are applied again.
 func (a *App) startWebhooks(st *sharedState) error {
 	cfg := a.Webhooks
 	if cfg == nil { // Start without Provision (tests)
@@ -158,24 +127,8 @@ func (a *App) startWebhooks(st *sharedState) error {
 	want := cfg.settings()
 	created := false
 	v, err := st.service("webhooks", func() (any, error) {
-		rt := &webhookRuntime{settings: want, st: st}
-		svc, err := webhooks.New(webhooks.Options{
-			DB:                         st.DB,
-			Logger:                     logger,
-			MaxSubscriptionsPerPartner: want.MaxSubscriptions,
-			AllowHTTP:                  want.AllowHTTP,
-			Policy:                     &webhooks.NetPolicy{Allow: want.Allow},
-			Timeout:                    want.Timeout,
-			MaxAttempts:                want.MaxAttempts,
-			RetryPeriod:                want.RetryPeriod,
-			DeadRetention:              want.DeadRetention,
-			PerTargetConcurrency:       want.PerTarget,
-			Workers:                    want.Workers,
-			UserAgent:                  want.UserAgent,
-			StandardWebhooks:           want.StandardWebhooks,
-			WebhookKey:                 rt.webhookKey,
-			Observer:                   whMetrics(),
-		})
+		rt := &webhookRuntime{settings: want, st: st, appliedBy: a}
+		svc, err := webhooks.New(rt.options(want, logger))
 		if err != nil {
 			return nil, err
 		}
@@ -189,17 +142,20 @@ func (a *App) startWebhooks(st *sharedState) error {
 		return err
 	}
 	rt := v.(*webhookRuntime)
-	rt.attach(a)
-	cfg.rt = rt
 	if created {
 		logger.Info("webhook dispatcher started",
 			zap.Int("workers", want.Workers), zap.Int("max_attempts", want.MaxAttempts),
 			zap.Duration("retry_period", want.RetryPeriod), zap.Duration("timeout", want.Timeout))
 	} else {
 		logger.Info("webhook dispatcher kept across reload")
-		if !rt.settings.equal(want) {
-			logger.Warn("webhooks settings changed; the running dispatcher keeps its settings until the server restarts")
+		if err := rt.apply(a, want, logger); err != nil {
+			return err
 		}
+	}
+	rt.attach(a)
+	cfg.rt = rt
+	if a.ctx.Context != nil {
+		context.AfterFunc(a.ctx, func() { rt.revert(a) })
 	}
 	return nil
 }

@@ -49,8 +49,8 @@ func waitHook(t *testing.T, ch <-chan gotHook) gotHook {
 }
 
 // A delivery is signed with the partner's key from the tokens part; after a
-// reload the same dispatcher keeps running and signs with the new config's
-// key.
+// reload the same dispatcher keeps running, signs with the new config's key
+// and delivers with the new config's settings.
 func TestWebhooksDeliveryAndReload(t *testing.T) {
 	dir := t.TempDir()
 	key1 := "first-webhook-key-0123456789abcdef0123456789"
@@ -92,8 +92,11 @@ func TestWebhooksDeliveryAndReload(t *testing.T) {
 		t.Fatalf("User-Agent %q", ua)
 	}
 
-	// Reload with the partner's key rotated and other delivery settings.
-	if err := caddy.Load(fulfilmentConfig(dir, key2, `{"allow_http":true,"allow_networks":["127.0.0.0/8"],"workers":3}`), true); err != nil {
+	// Reload with the partner's key rotated and other delivery settings:
+	// the running dispatcher takes them.
+	reloaded := `{"allow_http":true,"allow_networks":["127.0.0.0/8"],"workers":3,"max_attempts":7,
+		"retry_period":"1h","user_agent":"Reloaded/1"}`
+	if err := caddy.Load(fulfilmentConfig(dir, key2, reloaded), true); err != nil {
 		t.Fatal(err)
 	}
 	app2, _, err := runningApp()
@@ -109,6 +112,11 @@ func TestWebhooksDeliveryAndReload(t *testing.T) {
 	if app.webhookService() != svc {
 		t.Fatal("the stopped config's handlers (draining) do not reach the running service")
 	}
+	if rp, o := svc.RetryPolicy(), svc.Settings(); rp.MaxAttempts != 7 || rp.Period != time.Hour ||
+		o.Workers != 3 || o.StandardWebhooks || o.UserAgent != "Reloaded/1" {
+		t.Fatalf("after the reload: retry %+v, workers %d, standard_webhooks %v, UA %q",
+			rp, o.Workers, o.StandardWebhooks, o.UserAgent)
+	}
 	if _, err := svc.SendTest(sub.ID); err != nil {
 		t.Fatal(err)
 	}
@@ -116,8 +124,8 @@ func TestWebhooksDeliveryAndReload(t *testing.T) {
 	if !webhooks.Verify([]byte(key2), h.body, h.header.Get("x-hook-signature")) {
 		t.Fatal("after the reload the delivery is not signed with the new config's key")
 	}
-	if h.header.Get("webhook-id") == "" {
-		t.Fatal("the running dispatcher should keep its settings (standard_webhooks) until a restart")
+	if h.header.Get("webhook-id") != "" || h.header.Get("User-Agent") != "Reloaded/1" {
+		t.Fatalf("after the reload (standard_webhooks off, new user_agent): headers %v", h.header)
 	}
 	if err := caddy.Stop(); err != nil {
 		t.Fatal(err)

@@ -1,0 +1,143 @@
+package caddymodule
+
+import (
+	"fmt"
+	"net/netip"
+	"slices"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/fulfilgate/fulfilgate/webhooks"
+)
+
+// webhookSettings are the settings of the webhooks block that the service
+// takes (at creation, then at each reload through Reconfigure).
+type webhookSettings struct {
+	Timeout, RetryPeriod, DeadRetention time.Duration
+	MaxAttempts, PerTarget, Workers     int
+	MaxSubscriptions                    int
+	AllowHTTP, StandardWebhooks         bool
+	UserAgent                           string
+	Allow                               []netip.Prefix
+}
+
+func (c *WebhooksConfig) settings() webhookSettings {
+	return webhookSettings{
+		Timeout: time.Duration(c.Timeout), RetryPeriod: time.Duration(c.RetryPeriod),
+		DeadRetention: time.Duration(c.DeadRetention), MaxAttempts: c.MaxAttempts,
+		PerTarget: c.PerTargetConcurrency, Workers: c.Workers, MaxSubscriptions: c.MaxSubscriptionsPerPartner,
+		AllowHTTP: c.AllowHTTP, StandardWebhooks: c.StandardWebhooks, UserAgent: c.UserAgent,
+		Allow: slices.Clone(c.allow),
+	}
+}
+
+// changes returns, for each setting that differs from s to o, the
+// Caddyfile option's new value and its previous one ("<option>_was"), as
+// log fields. None of these settings is secret.
+func (s webhookSettings) changes(o webhookSettings) []zap.Field {
+	var out []zap.Field
+	add := func(name string, was, now any, differ bool) {
+		if differ {
+			out = append(out, zap.Any(name, now), zap.Any(name+"_was", was))
+		}
+	}
+	dur := func(name string, was, now time.Duration) { add(name, was.String(), now.String(), was != now) }
+	num := func(name string, was, now int) { add(name, was, now, was != now) }
+	flag := func(name string, was, now bool) { add(name, was, now, was != now) }
+	dur("timeout", s.Timeout, o.Timeout)
+	num("max_attempts", s.MaxAttempts, o.MaxAttempts)
+	dur("retry_period", s.RetryPeriod, o.RetryPeriod)
+	dur("dead_retention", s.DeadRetention, o.DeadRetention)
+	num("per_target_concurrency", s.PerTarget, o.PerTarget)
+	num("workers", s.Workers, o.Workers)
+	num("max_subscriptions_per_partner", s.MaxSubscriptions, o.MaxSubscriptions)
+	flag("allow_http", s.AllowHTTP, o.AllowHTTP)
+	flag("standard_webhooks", s.StandardWebhooks, o.StandardWebhooks)
+	add("user_agent", s.UserAgent, o.UserAgent, s.UserAgent != o.UserAgent)
+	nets := func(p []netip.Prefix) []string {
+		out := make([]string, len(p))
+		for i, x := range p {
+			out[i] = x.String()
+		}
+		return out
+	}
+	add("allow_networks", nets(s.Allow), nets(o.Allow), !slices.Equal(s.Allow, o.Allow))
+	return out
+}
+
+// options are the service options for settings w.
+func (rt *webhookRuntime) options(w webhookSettings, logger *zap.Logger) webhooks.Options {
+	return webhooks.Options{
+		DB:                         rt.st.DB,
+		Logger:                     logger,
+		MaxSubscriptionsPerPartner: w.MaxSubscriptions,
+		AllowHTTP:                  w.AllowHTTP,
+		Policy:                     &webhooks.NetPolicy{Allow: slices.Clone(w.Allow)},
+		Timeout:                    w.Timeout,
+		MaxAttempts:                w.MaxAttempts,
+		RetryPeriod:                w.RetryPeriod,
+		DeadRetention:              w.DeadRetention,
+		PerTargetConcurrency:       w.PerTarget,
+		Workers:                    w.Workers,
+		UserAgent:                  w.UserAgent,
+		StandardWebhooks:           w.StandardWebhooks,
+		WebhookKey:                 rt.webhookKey,
+		Observer:                   whMetrics(),
+	}
+}
+
+// apply puts config a's settings w in force in the running service (and
+// its logger, so the service logs through the newest config). Unchanged
+// settings are re-applied too: Reconfigure keeps the HTTP client and its
+// connections when the network policy is the same.
+func (rt *webhookRuntime) apply(a *App, w webhookSettings, logger *zap.Logger) error {
+	rt.setMu.Lock()
+	defer rt.setMu.Unlock()
+	return rt.applyLocked(a, w, logger)
+}
+
+func (rt *webhookRuntime) applyLocked(a *App, w webhookSettings, logger *zap.Logger) error {
+	if err := rt.svc.Reconfigure(rt.options(w, logger)); err != nil {
+		return fmt.Errorf("applying the new webhooks settings to the running dispatcher: %w "+
+			"(the settings in force are unchanged)", err)
+	}
+	changed := rt.settings.changes(w)
+	rt.settings, rt.appliedBy = w, a
+	if len(changed) > 0 {
+		logger.Info("webhook settings applied", changed...)
+	}
+	return nil
+}
+
+// revert runs when config gone is unloaded. If its settings are in force
+// although it never became the running config (a later part of its Start,
+// or another app, failed, so Caddy kept the previous config), the newest
+// running config's settings are applied again. A config replaced by a
+// successful reload is not the one whose settings are in force: nothing
+// happens.
+func (rt *webhookRuntime) revert(gone *App) {
+	rt.setMu.Lock()
+	defer rt.setMu.Unlock()
+	if rt.appliedBy != gone {
+		return
+	}
+	var to *App
+	rt.mu.Lock()
+	for i := len(rt.apps) - 1; i >= 0; i-- {
+		if x := rt.apps[i]; x != gone && x.state.Load() != nil {
+			to = x
+			break
+		}
+	}
+	rt.mu.Unlock()
+	if to == nil || to.Webhooks == nil {
+		return // nothing running (shutting down): nothing to go back to
+	}
+	logger := to.logger.Named("webhooks")
+	if err := rt.applyLocked(to, to.Webhooks.settings(), logger); err != nil {
+		logger.Error("webhooks: restoring the running config's settings", zap.Error(err))
+		return
+	}
+	logger.Info("webhook settings of the running config restored (the new config did not start)")
+}
