@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
+	"sync"
 	"testing"
 )
 
@@ -255,4 +256,68 @@ func TestHostileSubscriptionStrictJSON(t *testing.T) {
 	if len(bugs) > 0 {
 		t.Skipf("BUG: subscription JSON is decoded case-insensitively and lossily (not 400):\n%s", strings.Join(bugs, "\n"))
 	}
+}
+
+// Races: 30 concurrent creations when 90 of 100 slots are used must create
+// exactly 10; 20 concurrent identical posts must create exactly one
+// subscription (one 201, the rest 200 with the same id).
+func TestHostileSubscriptionRaces(t *testing.T) {
+	t.Parallel()
+	g := startRepoGateway(t, repoCaddyfile(t))
+	c := subsClient{t, g, hostileToken(t, g.Base, demoClientID, demoClientSecret)}
+	for i := range 90 {
+		if status, _, body := c.post(subBody(fmt.Sprintf("http://127.0.0.1:9/r/%d", i), "receipt-received")); status != http.StatusCreated {
+			t.Fatalf("subscription %d: %d %s", i+1, status, body)
+		}
+	}
+	statuses := make([]int, 30)
+	var wg sync.WaitGroup
+	for i := range statuses {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			statuses[i], _, _ = c.post(subBody(fmt.Sprintf("http://127.0.0.1:9/race/%d", i), "receipt-received"))
+		}()
+	}
+	wg.Wait()
+	count := map[int]int{}
+	for _, s := range statuses {
+		count[s]++
+	}
+	if count[http.StatusCreated] != 10 || count[http.StatusConflict] != 20 {
+		t.Errorf("30 racing creations at 90/100: %v, want 10 x 201 and 20 x 409", count)
+	}
+	if n := strings.Count(c.list(), `"id"`); n != 100 {
+		t.Errorf("the partner holds %d subscriptions, limit 100", n)
+	}
+
+	other := subsClient{t, g, hostileToken(t, g.Base, globexClientID, globexClientSecret)}
+	ids := make([]string, 20)
+	statuses = make([]int, 20)
+	for i := range ids {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			var body []byte
+			statuses[i], _, body = other.post(subBody("http://127.0.0.1:9/same", "inbound-status"))
+			var s struct{ ID string }
+			_ = json.Unmarshal(body, &s)
+			ids[i] = s.ID
+		}()
+	}
+	wg.Wait()
+	count = map[int]int{}
+	for i, s := range statuses {
+		count[s]++
+		if ids[i] == "" || ids[i] != ids[0] {
+			t.Errorf("racing identical post %d: %d id %q, want the one id %q", i, s, ids[i], ids[0])
+		}
+	}
+	if count[http.StatusCreated] != 1 || count[http.StatusOK] != 19 {
+		t.Errorf("20 racing identical posts: %v, want one 201 and 19 x 200", count)
+	}
+	if n := strings.Count(other.list(), `"id"`); n != 1 {
+		t.Errorf("20 racing identical posts stored %d subscriptions", n)
+	}
+	g.stillHealthy(t, c.tok)
 }
