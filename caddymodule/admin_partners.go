@@ -37,6 +37,9 @@ const (
 //	GET  /fulfilment/keys                                        → 200 [key...]
 //	POST /fulfilment/keys/rotate                                 → 200 key
 //
+// The webhook key of a static partner rotates too, unless the Caddyfile sets
+// its webhook_key (which always wins: 409, change it there).
+//
 // Errors: 400 bad input, 404 unknown partner or client, 409 an existing id
 // or a partner, client or key that comes from the configuration (change it
 // there), 405 another method, 503 when the fulfilment app is not running.

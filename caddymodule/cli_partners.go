@@ -69,7 +69,7 @@ func addPartnerCommands(root *cobra.Command) {
 				return call("POST", adminPartnersBase+"/"+url.PathEscape(args[0])+"/clients/"+url.PathEscape(args[1])+"/"+op.action, nil)(cmd, args)
 			}})
 	}
-	p.AddCommand(&cobra.Command{Use: "rotate-webhook-key <partner-id>", Short: "Gives a partner a new webhook key (printed once)", Args: cobra.ExactArgs(1),
+	p.AddCommand(&cobra.Command{Use: "rotate-webhook-key <partner-id>", Short: "Gives a partner (also a static one without webhook_key in the Caddyfile) a new webhook key (printed once)", Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return call("POST", adminPartnersBase+"/"+url.PathEscape(args[0])+"/webhook-key/rotate", nil)(cmd, args)
 		}})

@@ -77,8 +77,12 @@ type PartnerConfig struct {
 	ID string `json:"id"`
 	// Consolidation marks a consolidation partner. Default false.
 	Consolidation bool `json:"consolidation,omitempty"`
-	// WebhookKey signs the partner's webhooks; at least 32 characters.
-	// Default: none (no webhooks are signed for this partner).
+	// WebhookKey signs the partner's webhooks; at least 32 bytes (shorter
+	// is refused at start-up). When set it always wins, and the admin API
+	// cannot rotate it (409): change it here. Default: the gateway
+	// generates a random 32-byte key once, keeps it in the data directory
+	// (stable across restarts and reloads) and rotates it on request
+	// (`caddy fulfilment partner rotate-webhook-key <id>`, which shows it).
 	WebhookKey string `json:"webhook_key,omitempty"`
 	// Clients are the partner's client id/secret pairs.
 	Clients []ClientConfig `json:"clients,omitempty"`

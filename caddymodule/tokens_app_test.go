@@ -86,6 +86,7 @@ func TestTokensProvisionErrors(t *testing.T) {
 		"unset env key":      {SigningKeys: []SigningKeyConfig{{KID: "k", Alg: "EdDSA", Key: "{env.FULFILGATE_TEST_UNSET_VAR}"}}},
 		"short secret":       {Partners: []PartnerConfig{{ID: "p", Clients: []ClientConfig{{ID: "c", Secret: "short"}}}}},
 		"bad partner id":     {Partners: []PartnerConfig{{ID: "a/b"}}},
+		"short webhook key":  {Partners: []PartnerConfig{{ID: "p", WebhookKey: strings.Repeat("k", 31)}}},
 	}
 	for name, cfg := range cases {
 		ctx, cancel := caddy.NewContext(caddy.Context{Context: context.Background()})
@@ -160,5 +161,34 @@ func TestAppPartnerAndRestartKeepsService(t *testing.T) {
 	}
 	if _, ok := a.partner("partner-acme"); ok {
 		t.Fatal("stopped app still answers partner()")
+	}
+}
+
+// A static partner without webhook_key has a generated key for the webhook
+// glue (webhookKeyOf), the same after a reload and a restart of the app.
+func TestStaticPartnerGeneratedWebhookKey(t *testing.T) {
+	cfg := testTokensConfig()
+	cfg.Partners[1].WebhookKey = ""
+	a := startTokensApp(t, cfg)
+	k, err := a.webhookKeyOf("partner-globex")
+	if err != nil || len(k) < 43 {
+		t.Fatalf("generated key: %q %v", k, err)
+	}
+	ctx, cancel := caddy.NewContext(caddy.Context{Context: context.Background()})
+	defer cancel()
+	b := &App{DataDir: a.DataDir, Tokens: testTokensConfig()}
+	b.Tokens.Partners[1].WebhookKey = ""
+	if err := b.Provision(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer b.Stop()
+	if k2, err := b.webhookKeyOf("partner-globex"); err != nil || string(k2) != string(k) {
+		t.Fatalf("after reload: %q %v, want %q", k2, err, k)
+	}
+	if info, err := b.tokenService().PartnerInfo("partner-globex"); err != nil || info.WebhookKeySource != "generated" {
+		t.Fatalf("info %+v %v", info, err)
 	}
 }

@@ -27,7 +27,8 @@ import (
 //		}
 //		partner <id> {                     # repeatable
 //			consolidation                  # a consolidation partner (default: not)
-//			webhook_key <key>              # at least 32 characters; use {env.*}
+//			webhook_key <key>              # at least 32 bytes; use {env.*}. Default:
+//			                               # generated, kept in the data dir, rotatable
 //			client <id> <secret>           # repeatable; secret of at least 32 characters
 //			client <id> sha256:<hex>       # or the hex SHA-256 of the secret
 //		}
