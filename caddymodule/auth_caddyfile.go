@@ -21,6 +21,7 @@ func parseAuthHandler(h httpcaddyfile.Helper) (caddyhttp.MiddlewareHandler, erro
 //		identity_header <name>   # default X-Partner-Id
 //		strip_header <name>...   # repeatable; more headers removed
 //		realm <realm>            # default fulfilment
+//		request_id_header <name> # default X-Request-Id
 //	}
 func (h *AuthHandler) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 	d.Next() // directive name
@@ -46,6 +47,14 @@ func (h *AuthHandler) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 				return d.ArgErr()
 			}
 			h.StripHeaders = append(h.StripHeaders, args...)
+		case "request_id_header":
+			if !d.NextArg() {
+				return d.ArgErr()
+			}
+			h.RequestIDHeader = d.Val()
+			if d.NextArg() {
+				return d.ArgErr()
+			}
 		case "realm":
 			if !d.NextArg() {
 				return d.ArgErr()

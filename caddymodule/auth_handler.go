@@ -24,6 +24,8 @@ func init() {
 //   - Authorization removed, and the identity header (and any header in
 //     strip_headers) removed and then set to the partner id, so the upstream
 //     never sees the token nor a partner-chosen identity;
+//   - the request id header set to Caddy's {http.request.uuid} (also on
+//     every answer, refusals included);
 //   - the variables fulfilment.partner_id and fulfilment.client_id set
 //     (placeholders {http.vars.fulfilment.partner_id} and
 //     {http.vars.fulfilment.client_id}; read them in Go with
@@ -46,10 +48,16 @@ type AuthHandler struct {
 	StripHeaders []string `json:"strip_headers,omitempty"`
 	// Realm of the WWW-Authenticate challenge. Default "fulfilment".
 	Realm string `json:"realm,omitempty"`
+	// RequestIDHeader carries the request id (Caddy's {http.request.uuid},
+	// the id of the access log entry) upstream, replacing any value the
+	// partner sent, and back to the partner on every answer, so both sides
+	// can quote it. Default "X-Request-Id".
+	RequestIDHeader string `json:"request_id_header,omitempty"`
 
 	app        *App
 	logger     *zap.Logger
 	identity   string
+	requestID  string
 	challenge  string // for 401 without a token
 	invalidHdr string // for 401 invalid_token
 	expiredHdr string // for 403
@@ -81,6 +89,10 @@ func (h *AuthHandler) setup() {
 	if h.identity == "" {
 		h.identity = "X-Partner-Id"
 	}
+	h.requestID = http.CanonicalHeaderKey(h.RequestIDHeader)
+	if h.requestID == "" {
+		h.requestID = "X-Request-Id"
+	}
 	realm := h.Realm
 	if realm == "" {
 		realm = "fulfilment"
@@ -92,7 +104,7 @@ func (h *AuthHandler) setup() {
 
 // Validate checks the header names.
 func (h *AuthHandler) Validate() error {
-	for _, name := range append([]string{h.IdentityHeader}, h.StripHeaders...) {
+	for _, name := range append([]string{h.IdentityHeader, h.RequestIDHeader}, h.StripHeaders...) {
 		for _, c := range name {
 			if c <= ' ' || c >= 0x7f || c == ':' {
 				return fmt.Errorf("fulfilment_auth: invalid header name %q", name)
@@ -104,6 +116,11 @@ func (h *AuthHandler) Validate() error {
 
 // ServeHTTP implements caddyhttp.MiddlewareHandler.
 func (h *AuthHandler) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyhttp.Handler) error {
+	if repl, ok := r.Context().Value(caddy.ReplacerCtxKey).(*caddy.Replacer); ok {
+		rid, _ := repl.GetString("http.request.uuid")
+		w.Header().Set(h.requestID, rid)
+		r.Header[h.requestID] = []string{rid}
+	}
 	svc := h.app.tokenService()
 	if svc == nil {
 		writeProblem(w, http.StatusServiceUnavailable, "unavailable", "the gateway is starting or stopping")

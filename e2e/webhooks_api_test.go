@@ -10,7 +10,7 @@ import (
 )
 
 // The subscriptions API through the real binary, behind the Bearer guard:
-// every status code of docs/webhooks.md.
+// every status code the README lists for subscriptions.
 func TestWebhooksSubscriptionsAPI(t *testing.T) {
 	t.Parallel()
 	g := startHooksGateway(t, "allow_http\n allow_networks 127.0.0.0/8\n max_subscriptions_per_partner 3")

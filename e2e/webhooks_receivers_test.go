@@ -111,7 +111,7 @@ func (r *whReceiver) waitReceived(t testing.TB, d time.Duration, what string, co
 // The receivers accept exactly what the gateway signs: bodies built by
 // webhooks.Payload.Body with awkward identifiers re-serialise to the same
 // bytes in JavaScript and Python, so the signature verifies; a wrong key or
-// a changed body does not. This is the code docs/webhooks.md shows.
+// a changed body does not. This is the code the README shows.
 func TestWebhookReceiversVerifySignatures(t *testing.T) {
 	t.Parallel()
 	key := "receiver-test-key-0123456789abcdef0123456789"
