@@ -37,12 +37,12 @@ type WebhooksConfig struct {
 	Timeout caddy.Duration `json:"timeout,omitempty"`
 
 	// MaxAttempts is the number of attempts after which a delivery is given
-	// up and kept as dead. Default: 185.
+	// up and kept as dead. Default and maximum: 185 (the interface's limit).
 	MaxAttempts int `json:"max_attempts,omitempty"`
 
 	// RetryPeriod is how long after its first attempt a delivery is retried
 	// at most; the back-off spreads the attempts over this period.
-	// Default: 24h.
+	// Default and maximum: 24h (the interface's limit).
 	RetryPeriod caddy.Duration `json:"retry_period,omitempty"`
 
 	// DeadRetention is how long a dead delivery is kept for listing and
@@ -262,6 +262,16 @@ func (c *WebhooksConfig) withDefaults() (*WebhooksConfig, error) {
 		if v < 0 {
 			errs = append(errs, name+" must be positive")
 		}
+	}
+	// The interface promises retries for 24 hours and at most 185 attempts:
+	// an operator may shorten them, never extend them.
+	if out.MaxAttempts > defaultWebhookMaxAttempts {
+		errs = append(errs, fmt.Sprintf("max_attempts (%d) is more than the interface allows (%d)",
+			out.MaxAttempts, defaultWebhookMaxAttempts))
+	}
+	if out.RetryPeriod > caddy.Duration(defaultWebhookRetryPeriod) {
+		errs = append(errs, fmt.Sprintf("retry_period (%s) is longer than the interface allows (%s)",
+			time.Duration(out.RetryPeriod), defaultWebhookRetryPeriod))
 	}
 	if out.Timeout > out.RetryPeriod {
 		errs = append(errs, fmt.Sprintf("timeout (%s) is longer than retry_period (%s)",

@@ -134,3 +134,23 @@ func TestWebhooksConfigValidate(t *testing.T) {
 		}
 	}
 }
+
+// An operator may shorten the interface's retry limits, never extend them.
+func TestWebhooksConfigInterfaceLimits(t *testing.T) {
+	for _, tt := range []struct {
+		in      WebhooksConfig
+		wantErr string
+	}{
+		{WebhooksConfig{MaxAttempts: 186}, "max_attempts (186) is more than the interface allows (185)"},
+		{WebhooksConfig{RetryPeriod: caddy.Duration(25 * time.Hour)}, "retry_period (25h0m0s) is longer than the interface allows (24h0m0s)"},
+	} {
+		if _, err := tt.in.withDefaults(); err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+			t.Errorf("%+v: error %v, want %q", tt.in, err, tt.wantErr)
+		}
+	}
+	for _, ok := range []WebhooksConfig{{MaxAttempts: 185, RetryPeriod: caddy.Duration(24 * time.Hour)}, {MaxAttempts: 3, RetryPeriod: caddy.Duration(time.Minute)}} {
+		if _, err := ok.withDefaults(); err != nil {
+			t.Errorf("%+v refused: %v", ok, err)
+		}
+	}
+}
