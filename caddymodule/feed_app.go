@@ -217,6 +217,10 @@ func (c *FeedConfig) provision(repl *caddy.Replacer) error {
 			c.headers.Add(k, repl.ReplaceKnown(v, ""))
 		}
 	}
+	if c.headers.Get("User-Agent") == "" {
+		// The WMS's logs name the gateway, as they do for webhooks.
+		c.headers.Set("User-Agent", "Fulfilgate-Feed/"+webhooksGatewayVersion())
+	}
 	if c.PageSize < 0 || c.MaxPageBytes < 0 || c.Interval < 0 || c.Timeout < 0 || c.BackoffMax < 0 || c.DedupeWindow < 0 {
 		return fmt.Errorf("feed %s: negative setting", c.Name)
 	}

@@ -106,4 +106,14 @@ func TestProvisionFeedsResolvesPlaceholders(t *testing.T) {
 	if pc.URL != "http://127.0.0.1:9999/c" || pc.Header.Get("X-Key") != "k3y" {
 		t.Fatalf("%+v", pc)
 	}
+	if ua := pc.Header.Get("User-Agent"); !strings.HasPrefix(ua, "Fulfilgate-Feed/") {
+		t.Fatalf("feed requests would go out as %q", ua)
+	}
+	own := &FeedConfig{Name: "wms", URL: "http://127.0.0.1:1/c", Headers: http.Header{"User-Agent": {"Ops-Probe/2"}}}
+	if err := own.provision(caddy.NewReplacer()); err != nil {
+		t.Fatal(err)
+	}
+	if ua := own.pollConfig().Header.Get("User-Agent"); ua != "Ops-Probe/2" {
+		t.Fatalf("a configured User-Agent was replaced by %q", ua)
+	}
 }
