@@ -7,12 +7,14 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"mime"
 	"net/http"
 	"slices"
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/caddyserver/caddy/v2"
 	"github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
@@ -237,39 +239,43 @@ func decodeSubscriptionRequest(w http.ResponseWriter, r *http.Request) (subscrip
 		return subscriptionRequest{}, invalid("", "reading the request body: "+err.Error())
 	}
 
-	var in struct {
-		NotificationURL *string `json:"notificationUrl"`
-		Event           *string `json:"event"`
-	}
+	// encoding/json would match field names case-insensitively and replace
+	// invalid UTF-8 silently; the interface's fields are exact, and a URL
+	// the partner never sent must not be stored.
+	var fields map[string]json.RawMessage
 	dec := json.NewDecoder(bytes.NewReader(body))
-	dec.DisallowUnknownFields()
-	err = dec.Decode(&in)
+	err = dec.Decode(&fields)
 	if err == nil {
 		if _, e := dec.Token(); e != io.EOF {
 			err = errors.New("data after the JSON object")
 		}
 	}
-	if err != nil {
-		var te *json.UnmarshalTypeError
-		switch {
-		case errors.As(err, &te) && te.Field != "":
-			return subscriptionRequest{}, invalid(te.Field, te.Field+": must be a string")
-		case errors.As(err, &te):
-			return subscriptionRequest{}, invalid("", "the request body must be a JSON object")
-		case strings.HasPrefix(err.Error(), `json: unknown field "`):
-			f := strings.TrimSuffix(strings.TrimPrefix(err.Error(), `json: unknown field "`), `"`)
+	var te *json.UnmarshalTypeError
+	switch {
+	case errors.As(err, &te), err == nil && fields == nil:
+		return subscriptionRequest{}, invalid("", "the request body must be a JSON object")
+	case err != nil:
+		return subscriptionRequest{}, invalid("", "the request body is not valid JSON: "+err.Error())
+	}
+	for _, f := range slices.Sorted(maps.Keys(fields)) {
+		if f != "notificationUrl" && f != "event" {
 			return subscriptionRequest{}, invalid(f, fmt.Sprintf("%s: unknown field; the fields are notificationUrl and event", f))
-		default:
-			return subscriptionRequest{}, invalid("", "the request body is not valid JSON: "+err.Error())
 		}
 	}
-	switch {
-	case in.NotificationURL == nil:
-		return subscriptionRequest{}, invalid("notificationUrl", "notificationUrl: required")
-	case in.Event == nil:
-		return subscriptionRequest{}, invalid("event", "event: required")
+	var out [2]string
+	for i, f := range [2]string{"notificationUrl", "event"} {
+		raw, ok := fields[f]
+		if !ok || string(raw) == "null" {
+			return subscriptionRequest{}, invalid(f, f+": required")
+		}
+		if !utf8.Valid(raw) { // RawMessage keeps the bytes sent
+			return subscriptionRequest{}, invalid(f, f+": not valid UTF-8")
+		}
+		if json.Unmarshal(raw, &out[i]) != nil {
+			return subscriptionRequest{}, invalid(f, f+": must be a string")
+		}
 	}
-	return subscriptionRequest{url: *in.NotificationURL, event: *in.Event}, nil
+	return subscriptionRequest{url: out[0], event: out[1]}, nil
 }
 
 // writeSubsJSON answers status with v as JSON.
