@@ -162,8 +162,8 @@ func TestWebhooksReloadDuringBurst(t *testing.T) {
 	if n := strings.Count(logs, "webhook dispatcher kept across reload"); n != 2 {
 		t.Fatalf("dispatcher kept %d times, want 2 (one per reload)", n)
 	}
-	if !strings.Contains(logs, "webhooks settings changed") {
-		t.Fatal("a changed user_agent on reload was not reported")
+	if !contains(logs, "webhook settings applied", `"user_agent":"Reloaded/1"`) {
+		t.Fatal("a changed user_agent on reload was not applied and reported")
 	}
 	if m := deliveredMetric(t, g); m < len(ids) {
 		t.Fatalf("fulfilgate_webhooks_deliveries_total{success} = %d after reloads, want ≥ %d", m, len(ids))
