@@ -1,6 +1,7 @@
 package caddymodule
 
 import (
+	"slices"
 	"time"
 
 	"github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
@@ -27,15 +28,25 @@ func parseVersionDirective(h httpcaddyfile.Helper) (caddyhttp.MiddlewareHandler,
 //	    short_labels [<label>...]          # default products; no labels: no short form
 //	    upstream     <host:port>           # default {fulfilment.upstream}; default none
 //	    map          <public> <upstream>   # for every version; repeatable
-//	    only_mapped                        # serve only mapped resources; default off
+//	    expose       <public>...           # same name upstream, every version; repeatable
+//	    pass_unmapped                      # UNSAFE: pass unmapped names through; default off
 //
 //	    version <name> {                   # repeatable; at least one; current first
 //	        upstream_prefix <path>         # default "" (upstream root)
 //	        upstream        <host:port>    # default: the handler's upstream
-//	        map             <public> <upstream>    # overrides the shared map; repeatable
+//	        map             <public> <upstream>    # overrides the shared map/expose; repeatable
+//	        expose          <public>...    # overrides the shared map/expose; repeatable
 //	        deprecated <date> [sunset <date>] [successor <version>]
 //	    }
 //	}
+//
+// Only mapped or exposed resources are served; any other resource name
+// answers 404, and a version that serves no resource is refused at load.
+// pass_unmapped restores pass-through of unmapped plain names onto the same
+// name upstream: it exposes EVERY plain-named path under the version's
+// upstream prefix (for example the WMS's internal /wms/changes) to every
+// partner, and is meant for migrations only. A name may be mapped or
+// exposed once per level (shared, or one version).
 //
 // Dates are RFC 3339 (2026-06-01T00:00:00Z) or plain dates (2026-06-01,
 // midnight UTC). A map's upstream side is one or more path segments without
@@ -46,6 +57,7 @@ func parseVersionDirective(h httpcaddyfile.Helper) (caddyhttp.MiddlewareHandler,
 //	    map outbounds   outbound-orders
 //	    map inbounds    inbound-orders
 //	    map adjustments stock-adjustments
+//	    expose shipments receipts labels
 //	    version v4 {
 //	        upstream_prefix /wms
 //	    }
@@ -75,14 +87,21 @@ func (h *VersionHandler) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 				return err
 			}
 		case "map":
-			if err := versionParseMap(d, &h.Resources); err != nil {
+			if err := versionParseMap(d, &h.Resources, h.Expose); err != nil {
 				return err
 			}
-		case "only_mapped":
+		case "expose":
+			if err := versionParseExpose(d, &h.Expose, h.Resources); err != nil {
+				return err
+			}
+		case "pass_unmapped":
 			if d.NextArg() {
 				return d.ArgErr()
 			}
-			h.OnlyMapped = true
+			if h.PassUnmapped {
+				return d.Err("pass_unmapped given twice")
+			}
+			h.PassUnmapped = true
 		case "version":
 			v, err := parseVersionBlock(d)
 			if err != nil {
@@ -125,7 +144,11 @@ func parseVersionBlock(d *caddyfile.Dispenser) (VersionConfig, error) {
 				return v, err
 			}
 		case "map":
-			if err := versionParseMap(d, &v.Resources); err != nil {
+			if err := versionParseMap(d, &v.Resources, v.Expose); err != nil {
+				return v, err
+			}
+		case "expose":
+			if err := versionParseExpose(d, &v.Expose, v.Resources); err != nil {
 				return v, err
 			}
 		case "deprecated":
@@ -197,11 +220,15 @@ func (e *versionDateError) Error() string {
 	return "date " + `"` + e.s + `"` + " is neither RFC 3339 (2026-06-01T00:00:00Z) nor a plain date (2026-06-01)"
 }
 
-// versionParseMap parses "map <public> <upstream>" into *m.
-func versionParseMap(d *caddyfile.Dispenser, m *map[string]string) error {
+// versionParseMap parses "map <public> <upstream>" into *m; exposed are
+// the names the same block exposes.
+func versionParseMap(d *caddyfile.Dispenser, m *map[string]string, exposed []string) error {
 	args := d.RemainingArgs()
 	if len(args) != 2 {
 		return d.Err("map needs two arguments: <public resource> <upstream path>")
+	}
+	if slices.Contains(exposed, args[0]) {
+		return d.Errf("%q is both exposed and mapped; give it once", args[0])
 	}
 	if *m == nil {
 		*m = map[string]string{}
@@ -210,6 +237,25 @@ func versionParseMap(d *caddyfile.Dispenser, m *map[string]string) error {
 		return d.Errf("map for %q given twice", args[0])
 	}
 	(*m)[args[0]] = args[1]
+	return nil
+}
+
+// versionParseExpose parses "expose <public>..." and appends to *names;
+// mapped is the same block's map.
+func versionParseExpose(d *caddyfile.Dispenser, names *[]string, mapped map[string]string) error {
+	args := d.RemainingArgs()
+	if len(args) == 0 {
+		return d.Err("expose needs at least one resource name")
+	}
+	for _, a := range args {
+		if slices.Contains(*names, a) {
+			return d.Errf("expose: %q given twice", a)
+		}
+		if _, ok := mapped[a]; ok {
+			return d.Errf("%q is both exposed and mapped; give it once", a)
+		}
+		*names = append(*names, a)
+	}
 	return nil
 }
 

@@ -24,28 +24,40 @@ func TestVersionUnmarshalCaddyfile(t *testing.T) {
 			upstream 127.0.0.1:8081
 			map products items
 			map outbounds outbound-orders
-			only_mapped
+			expose shipments receipts
+			expose labels
+			pass_unmapped
 			version v4 {
 				upstream_prefix /wms
 				upstream localhost:9000
 				map adjustments stock-adjustments
+				expose returns
+				expose products
 			}
 			version v3 {
 				upstream_prefix /wms/classic
 				deprecated 2026-06-01T00:00:00Z sunset 2027-06-30T00:00:00Z successor v4
 			}
 		}`, VersionHandler{
-			BasePath:    "/partner/api",
-			ShortLabels: []string{"products", "shipments"},
-			Upstream:    "127.0.0.1:8081",
-			Resources:   map[string]string{"products": "items", "outbounds": "outbound-orders"},
-			OnlyMapped:  true,
+			BasePath:     "/partner/api",
+			ShortLabels:  []string{"products", "shipments"},
+			Upstream:     "127.0.0.1:8081",
+			Resources:    map[string]string{"products": "items", "outbounds": "outbound-orders"},
+			Expose:       []string{"shipments", "receipts", "labels"},
+			PassUnmapped: true,
 			Versions: []VersionConfig{
-				{Name: "v4", UpstreamPrefix: "/wms", Upstream: "localhost:9000", Resources: map[string]string{"adjustments": "stock-adjustments"}},
+				{Name: "v4", UpstreamPrefix: "/wms", Upstream: "localhost:9000",
+					Resources: map[string]string{"adjustments": "stock-adjustments"}, Expose: []string{"returns", "products"}},
 				{Name: "v3", UpstreamPrefix: "/wms/classic", Deprecated: &DeprecationConfig{
 					Since: day(2026, 6, 1), Sunset: day(2027, 6, 30), Successor: "v4"}},
 			},
 		}},
+		{"expose only", `fulfilment_version {
+			expose shipments
+			version v1 {
+				expose receipts labels
+			}
+		}`, VersionHandler{Expose: []string{"shipments"}, Versions: []VersionConfig{{Name: "v1", Expose: []string{"receipts", "labels"}}}}},
 		{"no short labels", `fulfilment_version {
 			short_labels
 			version v1
@@ -121,8 +133,49 @@ func TestVersionUnmarshalCaddyfileErrors(t *testing.T) {
 			map products goods
 		}`, `map for "products" given twice`},
 		{`fulfilment_version {
-			only_mapped yes
+			only_mapped
+		}`, `unknown fulfilment_version option "only_mapped"`},
+		{`fulfilment_version {
+			pass_unmapped yes
 		}`, "wrong argument count"},
+		{`fulfilment_version {
+			pass_unmapped
+			pass_unmapped
+		}`, "pass_unmapped given twice"},
+		{`fulfilment_version {
+			expose
+		}`, "expose needs at least one resource name"},
+		{`fulfilment_version {
+			expose shipments labels
+			expose shipments
+		}`, `expose: "shipments" given twice`},
+		{`fulfilment_version {
+			expose a a
+		}`, `expose: "a" given twice`},
+		{`fulfilment_version {
+			map products items
+			expose products
+		}`, `"products" is both exposed and mapped`},
+		{`fulfilment_version {
+			expose products
+			map products items
+		}`, `"products" is both exposed and mapped`},
+		{`fulfilment_version {
+			version v1 {
+				expose
+			}
+		}`, "expose needs at least one resource name"},
+		{`fulfilment_version {
+			version v1 {
+				expose a
+				map a b
+			}
+		}`, `"a" is both exposed and mapped`},
+		{`fulfilment_version {
+			version v1 {
+				pass_unmapped
+			}
+		}`, `unknown option "pass_unmapped" in version v1`},
 		{`fulfilment_version {
 			version
 		}`, "version needs a name"},

@@ -48,8 +48,13 @@ func init() {
 //	                     encoded slashes or backslashes, "//", control
 //	                     characters, double encoding, malformed escapes
 //	404 unknown-version  a version not served; the body's "versions" lists those served
-//	404 not-found        no resource, or one that is not a plain name (e.g. _debug),
-//	                     or an unmapped one when only_mapped is set
+//	404 not-found        no resource, one that is not a plain name (e.g. _debug),
+//	                     or one that is neither mapped nor exposed (unless
+//	                     pass_unmapped is set)
+//
+// Only resources named by the configuration (resources: renamed; expose: the
+// same name upstream) are served: default deny, so that nothing else under
+// the upstream prefix (an internal change feed, admin paths) is reachable.
 type VersionHandler struct {
 	// BasePath prefixes the long public form. Default "/api/fulfilment".
 	BasePath string `json:"base_path,omitempty"`
@@ -63,13 +68,22 @@ type VersionHandler struct {
 	Upstream string `json:"upstream,omitempty"`
 
 	// Resources maps public resource names onto upstream resource paths for
-	// every version ("products": "items"); a version's own map overrides an
-	// entry. A resource without a mapping keeps its name upstream. Default: none.
+	// every version ("products": "items"); a version's own resources and
+	// expose override an entry. Default: none.
 	Resources map[string]string `json:"resources,omitempty"`
 
-	// OnlyMapped serves only resources that have a mapping; others answer
-	// 404. Default false.
-	OnlyMapped bool `json:"only_mapped,omitempty"`
+	// Expose lists public resource names served under the same name
+	// upstream, for every version (["shipments"]: /v4/shipments ->
+	// {upstream_prefix}/shipments). A name may not be in both Resources and
+	// Expose. Default: none.
+	Expose []string `json:"expose,omitempty"`
+
+	// PassUnmapped serves a resource that is neither mapped nor exposed under
+	// its own name upstream, instead of answering 404. SECURITY: this exposes
+	// every plain-named upstream path under each version's prefix (e.g. an
+	// internal change feed) to every partner; for migrations only. Default
+	// false. Without it, every version must map or expose a resource.
+	PassUnmapped bool `json:"pass_unmapped,omitempty"`
 
 	// Versions served, current first. Required.
 	Versions []VersionConfig `json:"versions,omitempty"`
@@ -92,8 +106,13 @@ type VersionConfig struct {
 	Upstream string `json:"upstream,omitempty"`
 
 	// Resources maps public resource names onto this version's upstream
-	// resource paths; overrides the handler's Resources. Default: none.
+	// resource paths; overrides the handler's Resources and Expose. Default: none.
 	Resources map[string]string `json:"resources,omitempty"`
+
+	// Expose lists public resource names this version serves under the
+	// same name upstream; overrides the handler's Resources and Expose.
+	// Default: none.
+	Expose []string `json:"expose,omitempty"`
 
 	// Deprecated marks the version deprecated. Default: not deprecated.
 	Deprecated *DeprecationConfig `json:"deprecated,omitempty"`
@@ -141,10 +160,11 @@ func (h *VersionHandler) Validate() error {
 
 func (h *VersionHandler) buildTable() (*versioning.Table, error) {
 	cfg := versioning.Config{
-		BasePath:    h.BasePath,
-		ShortLabels: h.ShortLabels,
-		Resources:   h.Resources,
-		OnlyMapped:  h.OnlyMapped,
+		BasePath:     h.BasePath,
+		ShortLabels:  h.ShortLabels,
+		Resources:    h.Resources,
+		Expose:       h.Expose,
+		PassUnmapped: h.PassUnmapped,
 	}
 	if err := checkVersionUpstream(h.Upstream); err != nil {
 		return nil, fmt.Errorf("fulfilment_version: upstream: %v", err)
@@ -157,7 +177,8 @@ func (h *VersionHandler) buildTable() (*versioning.Table, error) {
 		if up == "" {
 			up = h.Upstream
 		}
-		vv := versioning.Version{Name: v.Name, UpstreamPrefix: v.UpstreamPrefix, Upstream: up, Resources: v.Resources}
+		vv := versioning.Version{Name: v.Name, UpstreamPrefix: v.UpstreamPrefix, Upstream: up,
+			Resources: v.Resources, Expose: v.Expose}
 		if d := v.Deprecated; d != nil {
 			vv.Deprecation = &versioning.Deprecation{Since: d.Since, Sunset: d.Sunset, Successor: d.Successor}
 		}

@@ -22,6 +22,7 @@ func demoVersionHandler() *VersionHandler {
 			"products": "items", "outbounds": "outbound-orders",
 			"inbounds": "inbound-orders", "adjustments": "stock-adjustments",
 		},
+		Expose: []string{"shipments", "receipts", "labels"},
 		Versions: []VersionConfig{
 			{Name: "v4", UpstreamPrefix: "/wms"},
 			{Name: "v3", UpstreamPrefix: "/wms/classic", Upstream: "127.0.0.1:9091", Deprecated: &DeprecationConfig{
@@ -125,7 +126,7 @@ func TestVersionHandlerDeprecationHeaders(t *testing.T) {
 }
 
 func TestVersionHandlerNoUpstreamPlaceholder(t *testing.T) {
-	h := &VersionHandler{Versions: []VersionConfig{{Name: "v1", UpstreamPrefix: "/x"}}}
+	h := &VersionHandler{Expose: []string{"a"}, Versions: []VersionConfig{{Name: "v1", UpstreamPrefix: "/x"}}}
 	provisionVersionHandler(t, h)
 	_, s := serveVersion(t, h, "/api/fulfilment/v1/a")
 	if !s.called || s.upstream != "" || s.escaped != "/x/a" {
@@ -149,6 +150,10 @@ func TestVersionHandlerRefuses(t *testing.T) {
 		{"/api/fulfilment/v4/_debug/requests", 404, "not-found"},
 		{"/api/fulfilment/v4/_control/outage", 404, "not-found"},
 		{"/v4/shipments", 404, "not-found"},
+		{"/api/fulfilment/v4/changes", 404, "not-found"},
+		{"/api/fulfilment/v4/changes?since=0", 404, "not-found"},
+		{"/api/fulfilment/v3/changes", 404, "not-found"},
+		{"/api/fulfilment/v4/items", 404, "not-found"},
 		{"/api/fulfilment/v4/products/../../_debug/requests", 400, "invalid-path"},
 		{"/api/fulfilment/v4/products/%2e%2e/%2e%2e/_debug/requests", 400, "invalid-path"},
 		{"/api/fulfilment/v4/products/..%2f..%2f_debug", 400, "invalid-path"},
@@ -219,6 +224,10 @@ func TestVersionHandlerProvisionRefuses(t *testing.T) {
 			h.Versions[1].Deprecated.Sunset = h.Versions[1].Deprecated.Since.Add(-time.Hour)
 		}), "before the deprecation date"},
 		"bad base": {base(func(h *VersionHandler) { h.BasePath = "api" }), "base path"},
+		"serves nothing": {&VersionHandler{Versions: []VersionConfig{{Name: "v1", UpstreamPrefix: "/wms"}}},
+			`version "v1" serves no resource`},
+		"expose and map":    {base(func(h *VersionHandler) { h.Expose = append(h.Expose, "products") }), `"products" is also mapped`},
+		"expose not a name": {base(func(h *VersionHandler) { h.Versions[0].Expose = []string{"_debug"} }), `expose: name "_debug"`},
 	} {
 		ctx, cancel := caddy.NewContext(caddy.Context{Context: context.Background()})
 		err := tc.h.Provision(ctx)
@@ -246,11 +255,41 @@ func TestVersionHandlerJSONRoundTrip(t *testing.T) {
 	if back.ShortLabels == nil || len(back.ShortLabels) != 0 {
 		t.Fatalf("empty short_labels lost in JSON %s", b)
 	}
-	if !reflect.DeepEqual(back.Versions, h.Versions) {
-		t.Fatalf("versions changed in JSON round trip: %s", b)
+	if !reflect.DeepEqual(back.Versions, h.Versions) || !reflect.DeepEqual(back.Expose, h.Expose) {
+		t.Fatalf("versions or expose changed in JSON round trip: %s", b)
+	}
+	if !strings.Contains(string(b), `"expose":["shipments","receipts","labels"]`) || strings.Contains(string(b), "pass_unmapped") {
+		t.Fatalf("JSON %s", b)
 	}
 	provisionVersionHandler(t, &back)
 	if rec, s := serveVersion(t, &back, "/v4/products"); s.called || rec.Code != 404 {
 		t.Fatalf("short label served with short_labels []: %d", rec.Code)
+	}
+}
+
+// TestVersionHandlerPassUnmapped: pass_unmapped (JSON) restores the
+// pass-through of unmapped plain names, which reaches e.g. the WMS's
+// /wms/changes; without it the same request is a 404 that never reaches the
+// next handler.
+func TestVersionHandlerPassUnmapped(t *testing.T) {
+	var h VersionHandler
+	if err := json.Unmarshal([]byte(`{"pass_unmapped":true,"versions":[{"name":"v4","upstream_prefix":"/wms","expose":["shipments"]}]}`), &h); err != nil {
+		t.Fatal(err)
+	}
+	if !h.PassUnmapped || !reflect.DeepEqual(h.Versions[0].Expose, []string{"shipments"}) {
+		t.Fatalf("decoded %+v", h)
+	}
+	provisionVersionHandler(t, &h)
+	if _, s := serveVersion(t, &h, "/api/fulfilment/v4/changes?since=1"); !s.called || s.escaped != "/wms/changes" || s.raw != "since=1" {
+		t.Fatalf("pass_unmapped: %+v", s)
+	}
+	h.PassUnmapped = false
+	h.table = nil
+	provisionVersionHandler(t, &h)
+	if rec, s := serveVersion(t, &h, "/api/fulfilment/v4/changes"); s.called || rec.Code != http.StatusNotFound {
+		t.Fatalf("without pass_unmapped: %d, next called %v", rec.Code, s.called)
+	}
+	if _, s := serveVersion(t, &h, "/api/fulfilment/v4/shipments/s1"); !s.called || s.escaped != "/wms/shipments/s1" {
+		t.Fatalf("version expose: %+v", s)
 	}
 }

@@ -9,7 +9,9 @@ func BenchmarkMap(b *testing.B) {
 		{"list", "/api/fulfilment/v4/products"},
 		{"item", "/api/fulfilment/v4/outbounds/o-12345"},
 		{"short", "/v3/products/sku-1"},
+		{"exposed", "/api/fulfilment/v4/shipments/s-1"},
 		{"escaped", "/api/fulfilment/v4/labels/caf%C3%A9"},
+		{"unmapped", "/api/fulfilment/v4/changes"},
 		{"unknown-version", "/api/fulfilment/v5/products"},
 		{"traversal", "/api/fulfilment/v4/products/%2e%2e/x"},
 	} {

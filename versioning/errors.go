@@ -21,8 +21,8 @@ func (e *UnknownVersionError) Error() string {
 
 // NotFoundError is returned by Table.Map for a path that names no served
 // resource: outside the base path, no resource segment, a resource name that
-// is not a plain name, or an unmapped resource when only mapped resources
-// are served. The HTTP glue answers it with 404.
+// is not a plain name, or a resource that is neither mapped nor exposed
+// (unless PassUnmapped is set). The HTTP glue answers it with 404.
 type NotFoundError struct {
 	// Reason says what is missing, for the problem's detail.
 	Reason string

@@ -7,10 +7,12 @@ import (
 	"unicode/utf8"
 )
 
-// FuzzMap checks the safety invariant on arbitrary request paths: whatever
-// Map accepts lands under the version's upstream prefix followed by "/",
-// with no dot segment, no empty segment (except a trailing slash), no
-// backslash or control character, and Path is exactly RawPath decoded.
+// FuzzMap checks the safety invariant on arbitrary request paths, for the
+// demo table and for the same table with PassUnmapped: whatever Map accepts
+// lands under the version's upstream prefix followed by "/", with no dot
+// segment, no empty segment (except a trailing slash), no backslash or
+// control character, and Path is exactly RawPath decoded. Without
+// PassUnmapped it also names a configured resource.
 func FuzzMap(f *testing.F) {
 	for _, s := range []string{
 		"/api/fulfilment/v4/products",
@@ -32,38 +34,62 @@ func FuzzMap(f *testing.F) {
 		"/v4/products/caf%C3%A9",
 		"/v4/products/;x",
 		"/api/fulfilment/v4/shipments/%3b..",
+		"/api/fulfilment/v4/changes",
+		"/api/fulfilment/v3/receipts/r-1",
+		"/api/fulfilment/v4/_debug/requests",
 	} {
 		f.Add(s)
 	}
-	tab := mustTable(f, demoConfig())
+	cfg := demoConfig()
+	tab := mustTable(f, cfg)
+	served := map[string]bool{}
+	for pub := range cfg.Resources {
+		served[pub] = true
+	}
+	for _, pub := range cfg.Expose {
+		served[pub] = true
+	}
+	cfg.PassUnmapped = true
+	pass := mustTable(f, cfg)
 	f.Fuzz(func(t *testing.T, in string) {
 		m, err := tab.Map(in)
-		if err != nil {
-			if m != (Mapping{}) {
-				t.Fatalf("Map(%q) returned a mapping with error %v", in, err)
-			}
-			return
+		if err == nil && !served[m.Resource] {
+			t.Fatalf("Map(%q) served resource %q, which is neither mapped nor exposed", in, m.Resource)
 		}
-		prefix := m.Version.UpstreamPrefixPath() + "/"
-		if !strings.HasPrefix(m.RawPath, prefix) || !strings.HasPrefix(m.Path, prefix) {
-			t.Fatalf("Map(%q) = raw %q path %q, outside %q", in, m.RawPath, m.Path, prefix)
-		}
-		if hasDotSegment(m.Path) || hasDotSegment(m.RawPath) {
-			t.Fatalf("Map(%q) = raw %q path %q has a dot segment", in, m.RawPath, m.Path)
-		}
-		if strings.Contains(strings.TrimSuffix(m.Path, "/"), "//") || strings.ContainsAny(m.Path, "\\\x00\r\n") {
-			t.Fatalf("Map(%q) = path %q has an empty segment or a forbidden character", in, m.Path)
-		}
-		if dec, err := url.PathUnescape(m.RawPath); err != nil || dec != m.Path {
-			t.Fatalf("Map(%q): raw %q decodes to %q (%v), path is %q", in, m.RawPath, dec, err, m.Path)
-		}
-		if !utf8.ValidString(m.Path) {
-			t.Fatalf("Map(%q) = path %q is not UTF-8", in, m.Path)
-		}
-		// What the upstream sees after its own normalisation stays inside.
-		u := &url.URL{Path: m.Path, RawPath: m.RawPath}
-		if !strings.HasPrefix(u.EscapedPath(), prefix) {
-			t.Fatalf("Map(%q): EscapedPath %q outside %q", in, u.EscapedPath(), prefix)
-		}
+		checkMapped(t, in, m, err)
+		m, err = pass.Map(in)
+		checkMapped(t, in, m, err)
 	})
+}
+
+// checkMapped checks the safety invariant on one result of Map.
+func checkMapped(t *testing.T, in string, m Mapping, err error) {
+	t.Helper()
+	if err != nil {
+		if m != (Mapping{}) {
+			t.Fatalf("Map(%q) returned a mapping with error %v", in, err)
+		}
+		return
+	}
+	prefix := m.Version.UpstreamPrefixPath() + "/"
+	if !strings.HasPrefix(m.RawPath, prefix) || !strings.HasPrefix(m.Path, prefix) {
+		t.Fatalf("Map(%q) = raw %q path %q, outside %q", in, m.RawPath, m.Path, prefix)
+	}
+	if hasDotSegment(m.Path) || hasDotSegment(m.RawPath) {
+		t.Fatalf("Map(%q) = raw %q path %q has a dot segment", in, m.RawPath, m.Path)
+	}
+	if strings.Contains(strings.TrimSuffix(m.Path, "/"), "//") || strings.ContainsAny(m.Path, "\\\x00\r\n") {
+		t.Fatalf("Map(%q) = path %q has an empty segment or a forbidden character", in, m.Path)
+	}
+	if dec, err := url.PathUnescape(m.RawPath); err != nil || dec != m.Path {
+		t.Fatalf("Map(%q): raw %q decodes to %q (%v), path is %q", in, m.RawPath, dec, err, m.Path)
+	}
+	if !utf8.ValidString(m.Path) {
+		t.Fatalf("Map(%q) = path %q is not UTF-8", in, m.Path)
+	}
+	// What the upstream sees after its own normalisation stays inside.
+	u := &url.URL{Path: m.Path, RawPath: m.RawPath}
+	if !strings.HasPrefix(u.EscapedPath(), prefix) {
+		t.Fatalf("Map(%q): EscapedPath %q outside %q", in, u.EscapedPath(), prefix)
+	}
 }

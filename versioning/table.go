@@ -12,8 +12,12 @@
 //	{upstream prefix}/{upstream resource}[/rest...]
 //
 // where the upstream resource is the version's own mapping for the public
-// resource name, or the same name when it has none. Query strings are not
-// part of the path and pass unchanged.
+// resource name, else the shared one. Only mapped resources are served (a
+// Resources entry, or an Expose entry: the same name upstream); any other
+// resource name is NotFoundError, so that no WMS path under the prefix is
+// reachable unless the configuration names it. Config.PassUnmapped turns
+// that off (migrations only). Query strings are not part of the path and
+// pass unchanged.
 package versioning
 
 import (
@@ -40,12 +44,21 @@ type Config struct {
 	// Nil means DefaultShortLabels; an empty non-nil slice means none.
 	ShortLabels []string
 	// Resources maps public resource names onto upstream resource paths for
-	// every version; a version's own Resources override entries here.
+	// every version; a version's own Resources and Expose override entries
+	// here. Default: none.
 	Resources map[string]string
-	// OnlyMapped serves only resources with a mapping (here or in the
-	// version); others answer NotFoundError. Default false: an unmapped
-	// plain resource name maps onto the same name upstream.
-	OnlyMapped bool
+	// Expose lists public resource names served under the same name
+	// upstream, for every version ("shipments" -> "shipments"): identity
+	// mappings without repeating the name. A name may not be both in
+	// Resources and in Expose. Default: none.
+	Expose []string
+	// PassUnmapped, when true, maps a resource without a mapping onto the
+	// same name upstream instead of refusing it with NotFoundError. This
+	// exposes EVERY plain-named upstream path under each version's prefix
+	// (internal feeds, admin endpoints, ...) to whoever may call the
+	// interface; meant for migrations only. Default false: only mapped or
+	// exposed resources are served.
+	PassUnmapped bool
 	// Versions served, current first. At least one.
 	Versions []Version
 }
@@ -63,7 +76,12 @@ type Version struct {
 	// Resources maps public resource names onto upstream resource paths
 	// (one or more segments, escaped, without a leading slash), for
 	// resources whose upstream path differs: "products" -> "items".
+	// Entries override the shared Resources and Expose. Default: none.
 	Resources map[string]string
+	// Expose lists public resource names this version serves under the same
+	// name upstream; entries override the shared Resources and Expose. A
+	// name may not be both in Resources and in Expose. Default: none.
+	Expose []string
 	// Deprecation, when set, marks the version deprecated.
 	Deprecation *Deprecation
 
@@ -90,16 +108,16 @@ type Deprecation struct {
 
 // Table is a validated, immutable version table, safe for concurrent use.
 type Table struct {
-	base       string // with leading slash, without trailing slash
-	short      map[string]bool
-	onlyMapped bool
-	versions   []*Version
-	names      []string
+	base         string // with leading slash, without trailing slash
+	short        map[string]bool
+	passUnmapped bool
+	versions     []*Version
+	names        []string
 }
 
 // New validates cfg and builds the table.
 func New(cfg Config) (*Table, error) {
-	t := &Table{base: cfg.BasePath, onlyMapped: cfg.OnlyMapped, short: map[string]bool{}}
+	t := &Table{base: cfg.BasePath, passUnmapped: cfg.PassUnmapped, short: map[string]bool{}}
 	if t.base == "" {
 		t.base = DefaultBasePath
 	}
@@ -119,13 +137,13 @@ func New(cfg Config) (*Table, error) {
 	if len(cfg.Versions) == 0 {
 		return nil, errors.New("no versions configured")
 	}
-	if err := checkResources("", cfg.Resources); err != nil {
+	if err := checkResources("", cfg.Resources, cfg.Expose); err != nil {
 		return nil, err
 	}
 	byName := map[string]*Version{}
 	for i := range cfg.Versions {
 		v := cfg.Versions[i] // copy: the table owns its versions
-		if err := t.addVersion(&v, cfg.Resources); err != nil {
+		if err := t.addVersion(&v, cfg.Resources, cfg.Expose); err != nil {
 			return nil, err
 		}
 		if byName[v.Name] != nil {
@@ -149,7 +167,7 @@ func New(cfg Config) (*Table, error) {
 	return t, nil
 }
 
-func (t *Table) addVersion(v *Version, shared map[string]string) error {
+func (t *Table) addVersion(v *Version, shared map[string]string, sharedExpose []string) error {
 	if !isName(v.Name) {
 		return fmt.Errorf("version name %q: must be a plain name (letters, digits, '-', '_')", v.Name)
 	}
@@ -160,15 +178,26 @@ func (t *Table) addVersion(v *Version, shared map[string]string) error {
 	if v.prefix != "" && (checkPath(v.prefix) != "" || v.prefix[len(v.prefix)-1] == '/') {
 		return fmt.Errorf("version %q: upstream prefix %q must be a safe absolute path without a trailing slash", v.Name, v.UpstreamPrefix)
 	}
-	if err := checkResources(v.Name, v.Resources); err != nil {
+	if err := checkResources(v.Name, v.Resources, v.Expose); err != nil {
 		return err
 	}
-	v.upstreamPaths = make(map[string]string, len(shared)+len(v.Resources))
+	v.Expose = append([]string(nil), v.Expose...) // the table owns its versions
+	v.upstreamPaths = make(map[string]string, len(shared)+len(sharedExpose)+len(v.Resources)+len(v.Expose))
 	for pub, up := range shared {
 		v.upstreamPaths[pub] = v.prefix + "/" + up
 	}
+	for _, pub := range sharedExpose {
+		v.upstreamPaths[pub] = v.prefix + "/" + pub
+	}
 	for pub, up := range v.Resources {
 		v.upstreamPaths[pub] = v.prefix + "/" + up
+	}
+	for _, pub := range v.Expose {
+		v.upstreamPaths[pub] = v.prefix + "/" + pub
+	}
+	if len(v.upstreamPaths) == 0 && !t.passUnmapped {
+		return fmt.Errorf("version %q serves no resource: map or expose at least one resource "+
+			"(shared or in the version); unmapped resources are refused", v.Name)
 	}
 	if d := v.Deprecation; d != nil {
 		if d.Since.IsZero() {
@@ -186,10 +215,13 @@ func (t *Table) addVersion(v *Version, shared map[string]string) error {
 	return nil
 }
 
-func checkResources(version string, m map[string]string) error {
-	where := "resource map"
+// checkResources checks one level's (shared or a version's) resource map
+// and exposed names.
+func checkResources(version string, m map[string]string, expose []string) error {
+	where, whereExp := "resource map", "expose"
 	if version != "" {
 		where = fmt.Sprintf("version %q: resource map", version)
+		whereExp = fmt.Sprintf("version %q: expose", version)
 	}
 	for pub, up := range m {
 		if !isName(pub) {
@@ -197,6 +229,19 @@ func checkResources(version string, m map[string]string) error {
 		}
 		if up == "" || up[len(up)-1] == '/' || checkSegments(up, false) != "" {
 			return fmt.Errorf("%s: upstream path %q for %q must be safe path segments without leading or trailing slash", where, up, pub)
+		}
+	}
+	seen := make(map[string]bool, len(expose))
+	for _, pub := range expose {
+		if !isName(pub) {
+			return fmt.Errorf("%s: name %q must be a plain name (letters, digits, '-', '_')", whereExp, pub)
+		}
+		if seen[pub] {
+			return fmt.Errorf("%s: %q given twice", whereExp, pub)
+		}
+		seen[pub] = true
+		if up, ok := m[pub]; ok {
+			return fmt.Errorf("%s: %q is also mapped (onto %q); give it once", whereExp, pub, up)
 		}
 	}
 	return nil
@@ -272,7 +317,7 @@ func (t *Table) Map(escaped string) (Mapping, error) {
 	}
 	up, ok := v.upstreamPaths[m.Resource]
 	if !ok {
-		if t.onlyMapped {
+		if !t.passUnmapped {
 			return Mapping{}, &NotFoundError{Reason: "no such resource"}
 		}
 		m.RawPath = v.prefix + "/" + m.Resource + m.Rest

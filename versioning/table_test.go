@@ -9,7 +9,8 @@ import (
 )
 
 // demoConfig is the table of the demo Caddyfile: v4 current on /wms, v3
-// deprecated on /wms/classic.
+// deprecated on /wms/classic; four resources renamed, three exposed under
+// their own names, nothing else served.
 func demoConfig() Config {
 	return Config{
 		Resources: map[string]string{
@@ -18,6 +19,7 @@ func demoConfig() Config {
 			"inbounds":    "inbound-orders",
 			"adjustments": "stock-adjustments",
 		},
+		Expose: []string{"shipments", "receipts", "labels"},
 		Versions: []Version{
 			{Name: "v4", UpstreamPrefix: "/wms", Upstream: "127.0.0.1:8081"},
 			{
@@ -104,6 +106,12 @@ func TestMapRefused(t *testing.T) {
 		"/api/fulfilment/v4/%70roducts":            notFound,
 		"/api/fulfilment/v4/products;x":            notFound,
 		"/api/fulfilment/v4/.well-known":           notFound,
+		"/api/fulfilment/v4/changes":               notFound, // the WMS's internal change feed
+		"/api/fulfilment/v4/changes/1":             notFound,
+		"/api/fulfilment/v3/changes":               notFound,
+		"/api/fulfilment/v4/items":                 notFound, // the upstream name of products
+		"/api/fulfilment/v4/classic":               notFound,
+		"/api/fulfilment/v4/Shipments":             notFound,
 		"/v4/shipments":                            notFound,
 		"/v4/productsX":                            notFound,
 		"/v4":                                      notFound,
@@ -151,16 +159,79 @@ func TestMapRefused(t *testing.T) {
 	}
 }
 
-func TestOnlyMapped(t *testing.T) {
+func TestUnmappedRefusedByDefault(t *testing.T) {
 	cfg := demoConfig()
-	cfg.OnlyMapped = true
+	cfg.Expose = nil
 	tab := mustTable(t, cfg)
 	if _, err := tab.Map("/api/fulfilment/v4/products/1"); err != nil {
 		t.Fatal(err)
 	}
+	for _, in := range []string{"/api/fulfilment/v4/shipments", "/api/fulfilment/v4/changes", "/api/fulfilment/v3/labels/x"} {
+		var nf *NotFoundError
+		if m, err := tab.Map(in); !errors.As(err, &nf) {
+			t.Errorf("Map(%q) = %q, %v; want NotFoundError", in, m.RawPath, err)
+		}
+	}
+}
+
+func TestExpose(t *testing.T) {
+	cfg := demoConfig()
+	cfg.Expose = []string{"shipments"}
+	cfg.Versions[1].Expose = []string{"receipts", "products"} // v3: products under its own name
+	tab := mustTable(t, cfg)
+	for in, want := range map[string]string{
+		"/api/fulfilment/v4/shipments/s1": "/wms/shipments/s1",
+		"/api/fulfilment/v3/shipments":    "/wms/classic/shipments",
+		"/api/fulfilment/v3/receipts/r1":  "/wms/classic/receipts/r1",
+		"/api/fulfilment/v3/products/7":   "/wms/classic/products/7",
+		"/v3/products":                    "/wms/classic/products",
+		"/api/fulfilment/v4/products/7":   "/wms/items/7",
+	} {
+		m, err := tab.Map(in)
+		if err != nil || m.RawPath != want || m.Path != want {
+			t.Errorf("Map(%q) = raw %q path %q, %v; want %q", in, m.RawPath, m.Path, err, want)
+		}
+	}
 	var nf *NotFoundError
-	if _, err := tab.Map("/api/fulfilment/v4/shipments"); !errors.As(err, &nf) {
-		t.Fatalf("unmapped resource with OnlyMapped: %v", err)
+	if _, err := tab.Map("/api/fulfilment/v4/receipts"); !errors.As(err, &nf) {
+		t.Errorf("v3's expose served in v4: %v", err)
+	}
+	// The table copied the list: changing the config afterwards changes nothing.
+	cfg.Versions[1].Expose[0] = "changes"
+	if _, err := tab.Map("/api/fulfilment/v3/receipts"); err != nil {
+		t.Errorf("table changed with its config: %v", err)
+	}
+}
+
+func TestPassUnmapped(t *testing.T) {
+	cfg := demoConfig()
+	cfg.Expose = nil
+	cfg.PassUnmapped = true
+	tab := mustTable(t, cfg)
+	for in, want := range map[string]string{
+		"/api/fulfilment/v4/products/1":       "/wms/items/1",
+		"/api/fulfilment/v4/shipments":        "/wms/shipments",
+		"/api/fulfilment/v4/changes":          "/wms/changes", // what PassUnmapped exposes
+		"/api/fulfilment/v3/labels/caf%C3%A9": "/wms/classic/labels/caf%C3%A9",
+	} {
+		m, err := tab.Map(in)
+		if err != nil || m.RawPath != want {
+			t.Errorf("Map(%q) = %q, %v; want %q", in, m.RawPath, err, want)
+		}
+	}
+	// Still refused: names that are not plain names, unsafe paths.
+	var nf *NotFoundError
+	if _, err := tab.Map("/api/fulfilment/v4/_debug/requests"); !errors.As(err, &nf) {
+		t.Errorf("_debug with PassUnmapped: %v", err)
+	}
+	var pe *PathError
+	if _, err := tab.Map("/api/fulfilment/v4/products/../_debug"); !errors.As(err, &pe) {
+		t.Errorf("traversal with PassUnmapped: %v", err)
+	}
+	// PassUnmapped alone makes a table without any mapping valid.
+	bare := mustTable(t, Config{PassUnmapped: true, Versions: []Version{{Name: "v1", UpstreamPrefix: "/x"}}})
+	if m, err := bare.Map("/api/fulfilment/v1/a/b"); err != nil || m.RawPath != "/x/a/b" {
+		t.Errorf("bare PassUnmapped table: %q %v", m.RawPath, err)
 	}
 }
 
@@ -184,6 +255,7 @@ func TestCustomBaseShortLabelsAndRootPrefix(t *testing.T) {
 	tab := mustTable(t, Config{
 		BasePath:    "/partner/api",
 		ShortLabels: []string{"products", "shipments"},
+		Expose:      []string{"products", "shipments"},
 		Versions:    []Version{{Name: "2024-01", UpstreamPrefix: "/"}},
 	})
 	for in, want := range map[string]string{
@@ -195,7 +267,7 @@ func TestCustomBaseShortLabelsAndRootPrefix(t *testing.T) {
 			t.Errorf("Map(%q) = %q, %v; want %q", in, m.RawPath, err, want)
 		}
 	}
-	none := mustTable(t, Config{ShortLabels: []string{}, Versions: []Version{{Name: "v1", UpstreamPrefix: "/x"}}})
+	none := mustTable(t, Config{ShortLabels: []string{}, Expose: []string{"products"}, Versions: []Version{{Name: "v1", UpstreamPrefix: "/x"}}})
 	if _, err := none.Map("/v1/products"); err == nil {
 		t.Fatal("short label served although none configured")
 	}
@@ -235,7 +307,10 @@ func TestDeprecationHeaders(t *testing.T) {
 
 func TestNewRefuses(t *testing.T) {
 	day := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	v := func(name, prefix string) Version { return Version{Name: name, UpstreamPrefix: prefix} }
+	v := func(name, prefix string) Version {
+		return Version{Name: name, UpstreamPrefix: prefix, Expose: []string{"a"}}
+	}
+	dep := func(d Deprecation) []Version { return []Version{{Name: "v1", Expose: []string{"a"}, Deprecation: &d}} }
 	for name, tc := range map[string]struct {
 		cfg  Config
 		want string
@@ -258,13 +333,21 @@ func TestNewRefuses(t *testing.T) {
 		"map leading slash":  {Config{Versions: []Version{{Name: "v1", Resources: map[string]string{"x": "/y"}}}}, "upstream path"},
 		"map trailing slash": {Config{Versions: []Version{{Name: "v1", Resources: map[string]string{"x": "y/"}}}}, "upstream path"},
 		"map empty":          {Config{Versions: []Version{{Name: "v1", Resources: map[string]string{"x": ""}}}}, "upstream path"},
-		"no date":            {Config{Versions: []Version{{Name: "v1", Deprecation: &Deprecation{}}}}, "without a date"},
-		"sunset first": {Config{Versions: []Version{{Name: "v1", Deprecation: &Deprecation{
-			Since: day, Sunset: day.Add(-time.Hour)}}}}, "before the deprecation date"},
-		"self successor": {Config{Versions: []Version{{Name: "v1", Deprecation: &Deprecation{
-			Since: day, Successor: "v1"}}}}, "the version itself"},
-		"unknown successor": {Config{Versions: []Version{{Name: "v1", Deprecation: &Deprecation{
-			Since: day, Successor: "v9"}}}}, "not a served version"},
+		"no date":            {Config{Versions: dep(Deprecation{})}, "without a date"},
+		"sunset first":       {Config{Versions: dep(Deprecation{Since: day, Sunset: day.Add(-time.Hour)})}, "before the deprecation date"},
+		"self successor":     {Config{Versions: dep(Deprecation{Since: day, Successor: "v1"})}, "the version itself"},
+		"unknown successor":  {Config{Versions: dep(Deprecation{Since: day, Successor: "v9"})}, "not a served version"},
+		"serves nothing":     {Config{Versions: []Version{{Name: "v1", UpstreamPrefix: "/x"}}}, `version "v1" serves no resource`},
+		"one serves nothing": {Config{Versions: []Version{v("v2", "/x"), {Name: "v1"}}}, `version "v1" serves no resource`},
+		"expose bad name":    {Config{Expose: []string{"_debug"}, Versions: []Version{v("v1", "/x")}}, `expose: name "_debug"`},
+		"expose path":        {Config{Expose: []string{"a/b"}, Versions: []Version{v("v1", "/x")}}, "plain name"},
+		"expose empty":       {Config{Expose: []string{""}, Versions: []Version{v("v1", "/x")}}, "plain name"},
+		"expose twice":       {Config{Expose: []string{"b", "b"}, Versions: []Version{v("v1", "/x")}}, `expose: "b" given twice`},
+		"expose and map": {Config{Expose: []string{"b"}, Resources: map[string]string{"b": "c"},
+			Versions: []Version{v("v1", "/x")}}, `expose: "b" is also mapped`},
+		"version expose bad": {Config{Versions: []Version{{Name: "v1", Expose: []string{"a", ".."}}}}, `version "v1": expose: name ".."`},
+		"version expose and map": {Config{Versions: []Version{{Name: "v1", Expose: []string{"a"},
+			Resources: map[string]string{"a": "b"}}}}, `version "v1": expose: "a" is also mapped`},
 	} {
 		_, err := New(tc.cfg)
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
@@ -293,7 +376,8 @@ func TestMapAllocations(t *testing.T) {
 		"/api/fulfilment/v4/products":         0,
 		"/api/fulfilment/v4/products/42":      1,
 		"/v4/products/42":                     1,
-		"/api/fulfilment/v4/shipments":        1,
+		"/api/fulfilment/v4/shipments":        0,
+		"/api/fulfilment/v4/shipments/s-1":    1,
 		"/api/fulfilment/v4/labels/caf%C3%A9": 2,
 	} {
 		got := testing.AllocsPerRun(200, func() { _, _ = tab.Map(in) })
