@@ -159,9 +159,9 @@ func (s *SubscriptionStore) Create(ctx context.Context, partnerID, rawURL, event
 			Reason: "must be one of " + strings.Join(EventNames, ", ")}
 	}
 	if err := cfg.Policy.CheckHost(ctx, u.Hostname()); err != nil {
-		return Subscription{}, false, &ValidationError{Field: "notificationUrl", Reason: "host not allowed: " + err.Error()}
+		return Subscription{}, false, hostRefusal(ctx, err)
 	}
-	uniq := []byte(subUniquePref + partnerID + "\x00" + event + "\x00" + rawURL)
+	uniq := []byte(subUniquePref + partnerID + "\x00" + event + "\x00" + sameURLKey(u))
 	countKey := []byte(subCountPref + partnerID)
 	for {
 		var sub Subscription
@@ -311,4 +311,29 @@ func (s *SubscriptionStore) ForPartnerEvent(partnerID, event string) ([]Subscrip
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	return slices.Clone(s.byPE[peKey(partnerID, event)]), nil
+}
+
+// hostRefusal is the partner's answer for a notification host the policy
+// refused. It names the rule, never the addresses a name resolved to nor the
+// resolver's error (which would show the warehouse's internal DNS); a
+// cancelled or timed-out look-up stays a context error.
+func hostRefusal(ctx context.Context, err error) error {
+	switch {
+	case ctx.Err() != nil:
+		return ctx.Err()
+	case errors.Is(err, ErrAddressNotAllowed):
+		return &ValidationError{Field: "notificationUrl",
+			Reason: "host not allowed: it is or resolves to a loopback, private, link-local, multicast or unspecified address"}
+	default:
+		return &ValidationError{Field: "notificationUrl", Reason: "host does not resolve"}
+	}
+}
+
+// sameURLKey is the form of a notification URL that decides whether two
+// subscriptions are the same: scheme and host are case-insensitive
+// (RFC 3986 §6.2.2.1), the rest is compared as sent.
+func sameURLKey(u *url.URL) string {
+	k := *u
+	k.Scheme, k.Host = strings.ToLower(u.Scheme), strings.ToLower(u.Host)
+	return k.String()
 }

@@ -68,6 +68,30 @@ func TestSubscriptionSSRFRefusedWithoutAllow(t *testing.T) {
 	}
 }
 
+// A refused host's answer names the rule, never the addresses it resolved
+// to nor the resolver's own error (which would show internal DNS servers).
+func TestSubscriptionRefusalsDoNotLeakResolution(t *testing.T) {
+	db := openDB(t, t.TempDir())
+	o := testOptions(db, newFakeClock())
+	o.Policy = nil
+	s := newService(t, o)
+	for _, tc := range []struct{ url, want string }{
+		{"http://localhost/h", "resolves to a loopback, private"},
+		{"http://no-such-host.invalid/h", "host does not resolve"},
+	} {
+		_, _, err := s.Subscriptions().Create(context.Background(), "p1", tc.url, EventLabelStatus)
+		var ve *ValidationError
+		if !errors.As(err, &ve) || ve.Field != "notificationUrl" || !strings.Contains(ve.Reason, tc.want) {
+			t.Fatalf("%s: %v, want %q", tc.url, err, tc.want)
+		}
+		for _, leak := range []string{"127.0.0.1", "::1", "lookup", ":53"} {
+			if strings.Contains(ve.Reason, leak) {
+				t.Fatalf("%s: the refusal shows %q: %s", tc.url, leak, ve.Reason)
+			}
+		}
+	}
+}
+
 func TestSubscriptionIdempotentIsolatedLimited(t *testing.T) {
 	dir := t.TempDir()
 	db := openDB(t, dir)
@@ -85,6 +109,11 @@ func TestSubscriptionIdempotentIsolatedLimited(t *testing.T) {
 	again, created, err := st.Create(ctx, "p1", "http://127.0.0.1/a", EventShipmentShipped)
 	if err != nil || created || again != a {
 		t.Fatalf("repeat: %+v %v %v", again, created, err)
+	}
+	// Scheme and host are case-insensitive: the same subscription.
+	again, created, err = st.Create(ctx, "p1", "HTTP://127.0.0.1/a", EventShipmentShipped)
+	if err != nil || created || again.ID != a.ID {
+		t.Fatalf("repeat with another case of scheme: %+v %v %v", again, created, err)
 	}
 	// Same url and event by another partner is another subscription.
 	b, created, err := st.Create(ctx, "p2", "http://127.0.0.1/a", EventShipmentShipped)
