@@ -391,6 +391,7 @@ http://:{$GW_PORT} {
 	route /api/fulfilment/* {
 		fulfilment_version {
 			map products items
+			expose shipments
 			version v4 {
 				upstream_prefix /wms
 				upstream 127.0.0.1:{$A_PORT}

@@ -66,6 +66,7 @@ http://127.0.0.1:%d {
 	route /api/fulfilment/* {
 		fulfilment_auth
 		fulfilment_version {
+			expose shipments
 			version v4 {
 				upstream_prefix /wms
 			}
