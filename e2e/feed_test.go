@@ -70,7 +70,9 @@ func TestFeedEndToEndBothPartnerKinds(t *testing.T) {
 	// The reader may have polled before the simulator's listener (in the
 	// same process) was up; such an error is kept in the status, but it
 	// must be behind it.
-	recovered := st["last_error"] == nil || fmt.Sprint(st["last_success_at"]) > fmt.Sprint(st["last_error_at"])
+	lastOK, _ := time.Parse(time.RFC3339Nano, fmt.Sprint(st["last_success_at"]))
+	lastErr, _ := time.Parse(time.RFC3339Nano, fmt.Sprint(st["last_error_at"]))
+	recovered := st["last_error"] == nil || lastOK.After(lastErr)
 	if st["mode"] != "poll" || !recovered || st["consecutive_errors"] != float64(0) || len(rej) != 1 ||
 		!strings.Contains(fmt.Sprint(rej[0]), "unknown partner") || e.position(st["cursor"]) != 23 {
 		t.Fatalf("feed status %v", st)
