@@ -33,8 +33,8 @@ import (
 
 func main() {
 	caddyBin := flag.String("caddy", "", "gateway binary (default ./caddy if present, else built from ./cmd/fulfilgate)")
-	rounds := flag.Int("rounds", 5, "rounds; each drives both sites once, alternating which goes first")
-	duration := flag.Duration("duration", 3*time.Second, "load duration per site per round")
+	rounds := flag.Int("rounds", 20, "rounds; each drives both sites once, alternating which goes first (many short rounds share the machine's noise evenly)")
+	duration := flag.Duration("duration", time.Second, "load duration per site per round")
 	workers := flag.Int("workers", 16, "concurrent keep-alive clients")
 	flag.Parse()
 	if err := run(*caddyBin, *rounds, *duration, *workers); err != nil {
