@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"encoding/base64"
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -169,4 +170,40 @@ func TestHS256Pinned(t *testing.T) {
 	_, edKey, _ := ed25519.GenerateKey(rand.Reader)
 	wantFault(t, s, "EdDSA under HS256 pin", forge(t, jwt.SigningMethodEdDSA, edKey, hdr, goodClaims(s, now, now.Add(time.Hour))), FaultInvalid)
 	wantFault(t, s, "HS256 right key expired", forge(t, jwt.SigningMethodHS256, []byte("0123456789abcdef0123456789abcdef-hs"), hdr, goodClaims(s, now, now.Add(-time.Second))), FaultExpired)
+}
+
+// A token has one spelling. The last Base64url character of a signature
+// (and of any segment whose length is not a multiple of 3 bytes) carries
+// unused low bits; a lax decoder maps several spellings to the same bytes,
+// so a "changed" token would verify. Each segment is re-spelled with its
+// final character's unused bits set; every variant must be refused.
+func TestTokenSpellingIsStrict(t *testing.T) {
+	s, _, _ := newTestService(t, Config{Partners: demoPartners()})
+	tok := mustToken(t, s, "acme-client", acmeSecret).AccessToken
+	if _, err := s.Verify(tok); err != nil {
+		t.Fatal(err)
+	}
+	parts := strings.Split(tok, ".")
+	const alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
+	variants := 0
+	for i, seg := range parts {
+		spare := map[int]int{2: 4, 3: 2}[len(seg)%4] // unused bits of the last character
+		if spare == 0 {
+			continue
+		}
+		last := strings.IndexByte(alphabet, seg[len(seg)-1])
+		alt := last ^ (1<<spare - 1) // same meaningful bits, the unused ones flipped
+		respelled := append([]string(nil), parts...)
+		respelled[i] = seg[:len(seg)-1] + string(alphabet[alt])
+		lax, err := base64.RawURLEncoding.DecodeString(respelled[i])
+		orig, _ := base64.RawURLEncoding.DecodeString(seg)
+		if err != nil || string(lax) != string(orig) {
+			t.Fatalf("segment %d: the re-spelling does not decode to the same bytes", i)
+		}
+		variants++
+		wantFault(t, s, fmt.Sprintf("segment %d re-spelled", i), strings.Join(respelled, "."), FaultInvalid)
+	}
+	if variants == 0 {
+		t.Fatal("no segment has unused bits; the test proves nothing")
+	}
 }

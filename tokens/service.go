@@ -201,7 +201,7 @@ func (s *Service) Configure(cfg Config) error {
 
 	old := s.settings.Load()
 	st := &settings{issuer: cfg.Issuer, audience: cfg.Audience, lifetime: cfg.Lifetime, leeway: cfg.Leeway,
-		alg: cfg.Algorithm, parser: jwt.NewParser(jwt.WithValidMethods([]string{cfg.Algorithm}), jwt.WithoutClaimsValidation())}
+		alg: cfg.Algorithm, parser: jwt.NewParser(jwt.WithValidMethods([]string{cfg.Algorithm}), jwt.WithoutClaimsValidation(), jwt.WithStrictDecoding())}
 	if old == nil || old.issuer != st.issuer || old.audience != st.audience || old.alg != st.alg {
 		s.cache.Store(newVerifyCache())
 		s.reuse.Clear()
