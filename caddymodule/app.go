@@ -126,6 +126,17 @@ func (a *App) current() *sharedState {
 	return pooledState(a.dir)
 }
 
+// fulfilmentApp returns the fulfilment app of ctx's config, for the HTTP
+// handlers' Provision. (The app's state is only there once it has started;
+// handlers reach it at request time through current().)
+func fulfilmentApp(ctx caddy.Context) (*App, error) {
+	v, err := ctx.App("fulfilment")
+	if err != nil {
+		return nil, fmt.Errorf("loading the fulfilment app: %w", err)
+	}
+	return v.(*App), nil
+}
+
 // Interface guards
 var (
 	_ caddy.App         = (*App)(nil)

@@ -75,12 +75,9 @@ func (*AuthHandler) CaddyModule() caddy.ModuleInfo {
 func (h *AuthHandler) Provision(ctx caddy.Context) error {
 	h.logger = ctx.Logger()
 	h.setup()
-	v, err := ctx.App("fulfilment")
-	if err != nil {
-		return err
-	}
-	h.app = v.(*App)
-	return nil
+	var err error
+	h.app, err = fulfilmentApp(ctx)
+	return err
 }
 
 // setup fills the defaults and the prepared challenge headers.

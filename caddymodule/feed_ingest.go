@@ -77,11 +77,11 @@ func (*IngestHandler) CaddyModule() caddy.ModuleInfo {
 // Provision resolves the secret and finds the fulfilment app and the feed.
 func (h *IngestHandler) Provision(ctx caddy.Context) error {
 	h.logger = ctx.Logger()
-	v, err := ctx.App("fulfilment")
+	app, err := fulfilmentApp(ctx)
 	if err != nil {
-		return fmt.Errorf("loading the fulfilment app: %v", err)
+		return err
 	}
-	return h.provision(v.(*App))
+	return h.provision(app)
 }
 
 func (h *IngestHandler) provision(app *App) error {

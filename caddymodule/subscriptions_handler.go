@@ -66,12 +66,9 @@ func (*SubscriptionsHandler) CaddyModule() caddy.ModuleInfo {
 // Provision finds the fulfilment app.
 func (h *SubscriptionsHandler) Provision(ctx caddy.Context) error {
 	h.logger = ctx.Logger()
-	v, err := ctx.App("fulfilment")
-	if err != nil {
-		return fmt.Errorf("loading the fulfilment app: %v", err)
-	}
-	h.app = v.(*App)
-	return nil
+	var err error
+	h.app, err = fulfilmentApp(ctx)
+	return err
 }
 
 // subscriptionJSON is a subscription as partners see it.

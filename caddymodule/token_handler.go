@@ -53,12 +53,9 @@ func (*TokenHandler) CaddyModule() caddy.ModuleInfo {
 // Provision finds the fulfilment app.
 func (h *TokenHandler) Provision(ctx caddy.Context) error {
 	h.logger = ctx.Logger()
-	v, err := ctx.App("fulfilment")
-	if err != nil {
-		return err
-	}
-	h.app = v.(*App)
-	return nil
+	var err error
+	h.app, err = fulfilmentApp(ctx)
+	return err
 }
 
 // tokenResponse is the RFC 6749 §5.1 success body.
