@@ -48,6 +48,14 @@ func (s *sharedState) service(name string, make func() (any, error)) (any, error
 	return v, nil
 }
 
+// existing returns the service registered under name, if one is.
+func (s *sharedState) existing(name string) (any, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	v, ok := s.services[name]
+	return v, ok
+}
+
 // Destruct closes the services and then the database. Called by the pool
 // when the last reference is released.
 func (s *sharedState) Destruct() error {

@@ -174,11 +174,23 @@ func (a *App) startTokens(st *sharedState) error {
 	return nil
 }
 
-// tokenService returns the running token service, or nil before Start and
-// after Stop (handlers then answer 503).
+// tokenService returns the data dir's running token service, or nil when
+// no loaded config has it open (handlers then answer 503). During a reload
+// this config's server may serve before this app's Start has set
+// a.Tokens.svc; the service the other config started is the same one.
 func (a *App) tokenService() *tokens.Service {
-	if a == nil || a.current() == nil || a.Tokens == nil {
+	if a == nil || a.Tokens == nil {
 		return nil
 	}
-	return a.Tokens.svc
+	st := a.current()
+	if st == nil {
+		return nil
+	}
+	if svc := a.Tokens.svc; svc != nil {
+		return svc // steady path: no lock
+	}
+	if v, ok := st.existing("tokens"); ok {
+		return v.(*tokens.Service)
+	}
+	return nil
 }

@@ -192,3 +192,19 @@ func TestStaticPartnerGeneratedWebhookKey(t *testing.T) {
 		t.Fatalf("info %+v %v", info, err)
 	}
 }
+
+// During a reload the new config's server can serve before its app has
+// started: it must reach the token service the running config started, not
+// answer 503.
+func TestTokenServiceBeforeThisConfigStarted(t *testing.T) {
+	running := startTokensApp(t, testTokensConfig())
+	ctx, cancel := caddy.NewContext(caddy.Context{Context: context.Background()})
+	defer cancel()
+	next := &App{DataDir: running.DataDir, Tokens: testTokensConfig()}
+	if err := next.Provision(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if got := next.tokenService(); got == nil || got != running.tokenService() {
+		t.Fatalf("a provisioned, not yet started config got token service %p, want the running %p", got, running.tokenService())
+	}
+}
