@@ -18,9 +18,11 @@ import (
 // pass through untouched.
 
 // keptUpstreamHeaders are the headers of an upstream error answer that
-// still mean something to a partner; every other header of it (the WMS's
-// Server, Content-Type, Content-Length, ETag, ...) is dropped.
-var keptUpstreamHeaders = []string{"Allow", "Retry-After", "Deprecation", "Sunset", "Link", "X-Request-Id"}
+// still mean something to a partner; every other header the WMS sent (its
+// Server, Content-Type, Content-Length, ETag, ...) is dropped. Headers the
+// gateway set before proxying (the request id under its configured name,
+// the deprecation headers) are kept too.
+var keptUpstreamHeaders = []string{"Allow", "Retry-After"}
 
 // upstreamProblem is the problem a partner gets for an upstream status.
 // An upstream 401 or 403 concerns the gateway's own access to the WMS, not
@@ -46,9 +48,24 @@ func upstreamProblem(status int) (int, string, string) {
 
 // problemResponseWriter turns an upstream error answer into a problem.
 type problemResponseWriter struct {
-	*caddyhttp.ResponseWriterWrapper
+	caddyhttp.ResponseWriterWrapper
 	wroteHeader bool
 	replaced    bool // the upstream's error body is discarded
+	// ours names the headers the gateway had set before proxying (few; the
+	// array keeps them without an allocation).
+	ours  [6]string
+	nOurs int
+}
+
+func newProblemResponseWriter(w http.ResponseWriter) *problemResponseWriter {
+	pw := &problemResponseWriter{ResponseWriterWrapper: caddyhttp.ResponseWriterWrapper{ResponseWriter: w}}
+	for name := range w.Header() {
+		if pw.nOurs < len(pw.ours) {
+			pw.ours[pw.nOurs] = name
+			pw.nOurs++
+		}
+	}
+	return pw
 }
 
 func (pw *problemResponseWriter) WriteHeader(status int) {
@@ -64,8 +81,8 @@ func (pw *problemResponseWriter) WriteHeader(status int) {
 	}
 	pw.wroteHeader, pw.replaced = true, true
 	h := pw.Header()
-	kept := make(http.Header, 2)
-	for _, name := range keptUpstreamHeaders {
+	kept := make(http.Header, 2+pw.nOurs)
+	for _, name := range append(pw.ours[:pw.nOurs:pw.nOurs], keptUpstreamHeaders...) {
 		if v := h.Values(name); len(v) > 0 {
 			kept[name] = v
 		}
@@ -105,7 +122,7 @@ func (pw *problemResponseWriter) ReadFrom(r io.Reader) (int64, error) {
 // answered yet is answered here with its status; it is logged, since Caddy
 // will not see it.
 func serveAsProblems(w http.ResponseWriter, r *http.Request, next caddyhttp.Handler, logger *zap.Logger) error {
-	pw := &problemResponseWriter{ResponseWriterWrapper: &caddyhttp.ResponseWriterWrapper{ResponseWriter: w}}
+	pw := newProblemResponseWriter(w)
 	err := next.ServeHTTP(pw, r)
 	if err == nil || pw.wroteHeader {
 		return err

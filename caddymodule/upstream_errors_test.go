@@ -56,6 +56,7 @@ func TestUpstreamErrorsBecomeProblems(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			rec := httptest.NewRecorder()
+			rec.Header().Set("X-Trace", "rid-1") // set by the gateway before proxying
 			req := httptest.NewRequest(http.MethodGet, "/wms/items/4", nil)
 			if err := serveAsProblems(rec, req, tt.next, zap.NewNop()); err != nil {
 				t.Fatalf("error returned: %v", err)
@@ -69,6 +70,9 @@ func TestUpstreamErrorsBecomeProblems(t *testing.T) {
 			}
 			if strings.Contains(string(body), "WMS-") || strings.Contains(string(body), "ITEMS") || res.Header.Get("Server") != "" {
 				t.Fatalf("the WMS's error leaked to the partner: %v %s", res.Header, body)
+			}
+			if res.Header.Get("X-Trace") != "rid-1" {
+				t.Fatalf("a header the gateway set (the request id) was dropped: %v", res.Header)
 			}
 			if tt.wantStatus == 405 && res.Header.Get("Allow") != "GET" {
 				t.Fatalf("Allow dropped: %v", res.Header)
