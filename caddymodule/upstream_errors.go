@@ -51,17 +51,23 @@ type problemResponseWriter struct {
 	caddyhttp.ResponseWriterWrapper
 	wroteHeader bool
 	replaced    bool // the upstream's error body is discarded
-	// ours names the headers the gateway had set before proxying (few; the
-	// array keeps them without an allocation).
-	ours  [6]string
+	// ours are the headers the gateway had set before proxying, with the
+	// gateway's values (the proxy may overwrite them with the WMS's, e.g.
+	// Server); few, so an array keeps them without an allocation.
+	ours  [6]preset
 	nOurs int
+}
+
+type preset struct {
+	name   string
+	values []string
 }
 
 func newProblemResponseWriter(w http.ResponseWriter) *problemResponseWriter {
 	pw := &problemResponseWriter{ResponseWriterWrapper: caddyhttp.ResponseWriterWrapper{ResponseWriter: w}}
-	for name := range w.Header() {
+	for name, values := range w.Header() {
 		if pw.nOurs < len(pw.ours) {
-			pw.ours[pw.nOurs] = name
+			pw.ours[pw.nOurs] = preset{name, values}
 			pw.nOurs++
 		}
 	}
@@ -82,10 +88,13 @@ func (pw *problemResponseWriter) WriteHeader(status int) {
 	pw.wroteHeader, pw.replaced = true, true
 	h := pw.Header()
 	kept := make(http.Header, 2+pw.nOurs)
-	for _, name := range append(pw.ours[:pw.nOurs:pw.nOurs], keptUpstreamHeaders...) {
+	for _, name := range keptUpstreamHeaders {
 		if v := h.Values(name); len(v) > 0 {
 			kept[name] = v
 		}
+	}
+	for _, p := range pw.ours[:pw.nOurs] {
+		kept[p.name] = p.values
 	}
 	clear(h)
 	for name, v := range kept {
