@@ -8,7 +8,6 @@ import (
 	"io"
 	"mime"
 	"net/http"
-	"strings"
 
 	"github.com/caddyserver/caddy/v2"
 	"github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
@@ -17,6 +16,7 @@ import (
 	"github.com/dustin/go-humanize"
 	"go.uber.org/zap"
 
+	"github.com/fulfilgate/fulfilgate/tokens"
 	"github.com/fulfilgate/fulfilgate/webhooks/feed"
 )
 
@@ -106,11 +106,11 @@ func (h *IngestHandler) provision(app *App) error {
 // authorized compares the Bearer secret in constant time (hashes of equal
 // length, so not even the length leaks).
 func (h *IngestHandler) authorized(r *http.Request) bool {
-	token, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+	token, ok := tokens.ParseBearer(r.Header.Get("Authorization")) // the guard's parser: scheme case-insensitive
 	if !ok {
 		return false
 	}
-	got := sha256.Sum256([]byte(strings.TrimSpace(token)))
+	got := sha256.Sum256([]byte(token))
 	return subtle.ConstantTimeCompare(got[:], h.secret[:]) == 1
 }
 

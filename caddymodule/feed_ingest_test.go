@@ -94,7 +94,7 @@ func TestIngestHandler(t *testing.T) {
 		t.Fatalf("first push: %s", w.Body)
 	}
 	// Idempotent by change id.
-	w = ingest(t, h, "POST", bearer, "application/json; charset=utf-8", body)
+	w = ingest(t, h, "POST", "bearer "+ingestSecret, "application/json; charset=utf-8", body) // scheme is case-insensitive (RFC 9110)
 	if err := json.Unmarshal(w.Body.Bytes(), &res); err != nil || w.Code != 200 || res.Duplicates != 4 || res.Deliveries != 0 {
 		t.Fatalf("second push: %d %s", w.Code, w.Body)
 	}

@@ -23,12 +23,6 @@ func partnerFromRequest(r *http.Request) (string, bool) {
 	return id, id != ""
 }
 
-// clientFromRequest returns the client id the Bearer guard authenticated.
-func clientFromRequest(r *http.Request) (string, bool) {
-	id, _ := caddyhttp.GetVar(r.Context(), clientIDVar).(string)
-	return id, id != ""
-}
-
 // partner returns the partner with id from memory (static or dynamic);
 // false when there is none or the app is not running.
 func (a *App) partner(id string) (tokens.Partner, bool) {

@@ -262,7 +262,7 @@ func (h *VersionHandler) refuse(w http.ResponseWriter, r *http.Request, err erro
 		})
 	case errors.As(err, &pe):
 		if ce := h.logger.Check(zapcore.InfoLevel, "unsafe request path refused"); ce != nil {
-			ce.Write(zap.String("reason", pe.Reason), zap.String("remote", r.RemoteAddr))
+			ce.Write(zap.String("reason", pe.Reason), zap.String("remote_ip", clientAddr(r)))
 		}
 		writeProblem(w, http.StatusBadRequest, "invalid-path", pe.Reason)
 	default:

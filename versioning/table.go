@@ -284,7 +284,7 @@ func (t *Table) Map(escaped string) (Mapping, error) {
 	}
 	var m Mapping
 	var ver string
-	if rest, ok := cutPrefix(escaped, t.base); ok && (rest == "" || rest[0] == '/') {
+	if rest, ok := strings.CutPrefix(escaped, t.base); ok && (rest == "" || rest[0] == '/') {
 		if rest == "" || rest == "/" {
 			return Mapping{}, &NotFoundError{Reason: "no version in the path"}
 		}
@@ -352,13 +352,6 @@ func (t *Table) unknown(ver string) error {
 }
 
 // cutPrefix is strings.CutPrefix (kept local to document the hot path).
-func cutPrefix(s, prefix string) (string, bool) {
-	if len(s) >= len(prefix) && s[:len(prefix)] == prefix {
-		return s[len(prefix):], true
-	}
-	return s, false
-}
-
 // cutSegment splits s at its first "/": the segment and the rest, which is
 // "" or starts with "/".
 func cutSegment(s string) (seg, rest string) {

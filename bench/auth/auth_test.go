@@ -2,7 +2,7 @@
 // version mapping + reverse proxy) against a bare reverse_proxy to the same
 // upstream, in one Caddy process, and prints the throughput ratio.
 //
-//	go test -run '^$' -bench . -benchtime 20000x ./bench/auth/
+//	go test -run '^$' -bench . -benchtime 40000x ./bench/auth/
 //
 // Target: ratio >= 0.95.
 package auth

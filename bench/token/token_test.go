@@ -2,7 +2,7 @@
 // against Caddy's static respond in the same process, and prints the
 // throughput ratio.
 //
-//	go test -run '^$' -bench . -benchtime 20000x ./bench/token/
+//	go test -run '^$' -bench . -benchtime 40000x ./bench/token/
 //
 // Target: ratio >= 0.5.
 package token
