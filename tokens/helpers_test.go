@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/dgraph-io/badger/v4"
+
+	"github.com/fulfilgate/fulfilgate/internal/datadir"
 )
 
 // fakeClock is an injectable clock.
@@ -33,7 +35,7 @@ func (c *fakeClock) Add(d time.Duration) {
 
 func openDB(t testing.TB, dir string) *badger.DB {
 	t.Helper()
-	db, err := badger.Open(badger.DefaultOptions(dir).WithLogger(nil).WithSyncWrites(true))
+	db, err := badger.Open(datadir.Options(dir, nil)) // the gateway's own settings
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,13 +10,14 @@ import (
 	"time"
 
 	"github.com/dgraph-io/badger/v4"
+
+	"github.com/fulfilgate/fulfilgate/internal/datadir"
 )
 
 // openDB opens a real Badger in dir with the app's settings (synced writes).
 func openDB(t testing.TB, dir string) *badger.DB {
 	t.Helper()
-	db, err := badger.Open(badger.DefaultOptions(dir).WithSyncWrites(true).WithLogger(nil).
-		WithIndexCacheSize(0).WithNumVersionsToKeep(1).WithMetricsEnabled(false))
+	db, err := badger.Open(datadir.Options(dir, nil)) // the gateway's own settings
 	if err != nil {
 		t.Fatal(err)
 	}

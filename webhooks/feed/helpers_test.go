@@ -15,6 +15,8 @@ import (
 
 	"github.com/dgraph-io/badger/v4"
 
+	"github.com/fulfilgate/fulfilgate/internal/datadir"
+
 	"github.com/fulfilgate/fulfilgate/webhooks"
 )
 
@@ -82,7 +84,7 @@ func queued(t *testing.T, db *badger.DB) []string {
 
 func openDB(t *testing.T, dir string) *badger.DB {
 	t.Helper()
-	db, err := badger.Open(badger.DefaultOptions(dir).WithLogger(nil).WithSyncWrites(true))
+	db, err := badger.Open(datadir.Options(dir, nil)) // the gateway's own settings
 	if err != nil {
 		t.Fatal(err)
 	}
