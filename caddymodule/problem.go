@@ -37,12 +37,19 @@ func writeProblem(w http.ResponseWriter, status int, kind, detail string) {
 
 // writeProblemBody answers p.Status with p as application/problem+json.
 func writeProblemBody(w http.ResponseWriter, p problem) {
-	body, _ := json.Marshal(p) // a problem always marshals
+	writeJSON(w, p.Status, "application/problem+json", p)
+}
+
+// writeJSON answers status with v as JSON of the given content type. The
+// gateway's own answers (problems, tokens, subscriptions) are never cached
+// and never sniffed.
+func writeJSON(w http.ResponseWriter, status int, contentType string, v any) {
+	body, _ := json.Marshal(v) // only the gateway's own, marshallable types
 	h := w.Header()
-	h.Set("Content-Type", "application/problem+json")
+	h.Set("Content-Type", contentType)
 	h.Set("Content-Length", strconv.Itoa(len(body)))
 	h.Set("Cache-Control", "no-store")
 	h.Set("X-Content-Type-Options", "nosniff")
-	w.WriteHeader(p.Status)
+	w.WriteHeader(status)
 	_, _ = w.Write(body)
 }

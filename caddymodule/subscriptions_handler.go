@@ -132,7 +132,7 @@ func (h *SubscriptionsHandler) ServeHTTP(w http.ResponseWriter, r *http.Request,
 		for _, s := range subs {
 			out = append(out, toSubscriptionJSON(s))
 		}
-		writeSubsJSON(w, http.StatusOK, struct {
+		writeJSON(w, http.StatusOK, "application/json", struct {
 			Subscriptions []subscriptionJSON `json:"subscriptions"`
 		}{out})
 	case r.Method == http.MethodDelete:
@@ -148,7 +148,7 @@ func (h *SubscriptionsHandler) ServeHTTP(w http.ResponseWriter, r *http.Request,
 			h.storeError(w, "reading a subscription", err)
 			return nil
 		}
-		writeSubsJSON(w, http.StatusOK, toSubscriptionJSON(sub))
+		writeJSON(w, http.StatusOK, "application/json", toSubscriptionJSON(sub))
 	}
 	return nil
 }
@@ -175,7 +175,7 @@ func (h *SubscriptionsHandler) create(w http.ResponseWriter, r *http.Request, st
 			c.Write(zap.String("partner", partner), zap.String("subscription", sub.ID), zap.String("event", sub.Event))
 		}
 	}
-	writeSubsJSON(w, status, toSubscriptionJSON(sub))
+	writeJSON(w, status, "application/json", toSubscriptionJSON(sub))
 }
 
 // storeError answers an error of the subscription store.
@@ -273,18 +273,6 @@ func decodeSubscriptionRequest(w http.ResponseWriter, r *http.Request) (subscrip
 		}
 	}
 	return subscriptionRequest{url: out[0], event: out[1]}, nil
-}
-
-// writeSubsJSON answers status with v as JSON.
-func writeSubsJSON(w http.ResponseWriter, status int, v any) {
-	body, _ := json.Marshal(v)
-	h := w.Header()
-	h.Set("Content-Type", "application/json")
-	h.Set("Content-Length", strconv.Itoa(len(body)))
-	h.Set("Cache-Control", "no-store")
-	h.Set("X-Content-Type-Options", "nosniff")
-	w.WriteHeader(status)
-	_, _ = w.Write(body)
 }
 
 // parseSubscriptionsDirective parses the directive, which takes no

@@ -1,7 +1,6 @@
 package caddymodule
 
 import (
-	"encoding/json"
 	"errors"
 	"io"
 	"net"
@@ -71,16 +70,11 @@ type oauthError struct {
 	Description string `json:"error_description,omitempty"`
 }
 
-// writeTokenJSON answers status with v; token answers are never cached.
+// writeTokenJSON answers status with v; token answers are never cached
+// (RFC 6749 §5.1: Cache-Control: no-store and Pragma: no-cache).
 func writeTokenJSON(w http.ResponseWriter, status int, v any) {
-	body, _ := json.Marshal(v)
-	h := w.Header()
-	h.Set("Content-Type", "application/json")
-	h.Set("Content-Length", strconv.Itoa(len(body)))
-	h.Set("Cache-Control", "no-store")
-	h.Set("Pragma", "no-cache")
-	w.WriteHeader(status)
-	_, _ = w.Write(body)
+	w.Header().Set("Pragma", "no-cache")
+	writeJSON(w, status, "application/json", v)
 }
 
 func writeOAuthError(w http.ResponseWriter, status int, code, desc string) {
