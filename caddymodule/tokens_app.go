@@ -189,7 +189,11 @@ func (a *App) tokenService() *tokens.Service {
 	if svc := a.Tokens.svc; svc != nil {
 		return svc // steady path: no lock
 	}
-	if v, ok := st.existing("tokens"); ok {
+	// The other config's service, once it is configured: a config whose
+	// servers run before its own Start has configured it (Caddy starts
+	// the http app and this one in no set order) must answer 503, not
+	// use a half-built service.
+	if v, ok := st.existing("tokens"); ok && v.(*tokens.Service).Configured() {
 		return v.(*tokens.Service)
 	}
 	return nil

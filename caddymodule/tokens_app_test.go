@@ -4,12 +4,17 @@ import (
 	"context"
 	"crypto/ed25519"
 	"encoding/base64"
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/caddyserver/caddy/v2"
 	"github.com/golang-jwt/jwt/v5"
+	"go.uber.org/zap"
+
+	"github.com/fulfilgate/fulfilgate/tokens"
 )
 
 // Demo credentials of the unit tests (never used outside tests).
@@ -206,5 +211,50 @@ func TestTokenServiceBeforeThisConfigStarted(t *testing.T) {
 	}
 	if got := next.tokenService(); got == nil || got != running.tokenService() {
 		t.Fatalf("a provisioned, not yet started config got token service %p, want the running %p", got, running.tokenService())
+	}
+}
+
+// A config whose servers answer before its Start has configured the token
+// service (Caddy starts apps in no set order) answers 503: it must not
+// reach a service that is opened but not yet configured. (It used to
+// panic on the missing throttle, and the client saw the connection drop.)
+func TestTokenServiceNotConfiguredYetIs503(t *testing.T) {
+	a := startTokensApp(t, testTokensConfig())
+	st := pooledState(a.DataDir)
+	half, err := tokens.Open(tokens.Options{DB: st.DB})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st.mu.Lock()
+	running := st.services["tokens"]
+	st.services["tokens"] = half // as between Open and Configure in startTokens
+	st.mu.Unlock()
+	t.Cleanup(func() {
+		st.mu.Lock()
+		st.services["tokens"] = running
+		st.mu.Unlock()
+	})
+
+	ctx, cancel := caddy.NewContext(caddy.Context{Context: context.Background()})
+	t.Cleanup(cancel)
+	b := &App{DataDir: a.DataDir, Tokens: testTokensConfig()}
+	if err := b.Provision(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if b.tokenService() != nil {
+		t.Fatal("an unconfigured service was handed out")
+	}
+	th := &TokenHandler{app: b, logger: zap.NewNop()}
+	r := httptest.NewRequest(http.MethodPost, "/api/auth/token", strings.NewReader("grant_type=client_credentials"))
+	r.SetBasicAuth(tAcmeID, "whatever")
+	r.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	w := httptest.NewRecorder()
+	if err := th.ServeHTTP(w, r, nil); err != nil || w.Code != http.StatusServiceUnavailable {
+		t.Fatalf("token endpoint: %d %v %s", w.Code, err, w.Body)
+	}
+	ah, _ := newAuthHandler(t, b, &AuthHandler{})
+	w, seen := serveAuth(t, ah, "Authorization", "Bearer x.y.z")
+	if seen.called || w.Code != http.StatusServiceUnavailable {
+		t.Fatalf("guard: %d %s", w.Code, w.Body)
 	}
 }

@@ -212,11 +212,18 @@ func (s *Service) Configure(cfg Config) error {
 	s.static = static
 	s.cfg = cfg
 	s.configured = true
-	s.settings.Store(st)
 	s.ring.Store(r)
 	s.publish()
+	// The settings go last: once a reader sees them (Configured), the ring,
+	// the registry and the throttle are there too.
+	s.settings.Store(st)
 	return nil
 }
+
+// Configured reports whether Configure has succeeded once, so the service
+// can issue and verify tokens. A service opened but not yet configured (a
+// config still starting) must not be used.
+func (s *Service) Configured() bool { return s.settings.Load() != nil }
 
 // publish rebuilds the registry snapshot from the static and dynamic sets.
 // Called with mu held (or before the service is shared).

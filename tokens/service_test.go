@@ -223,3 +223,24 @@ func TestAuthenticateSameWork(t *testing.T) {
 		}
 	}
 }
+
+// Configured tells an opened service from one that can serve: the throttle,
+// the key ring and the registry are there once it says true.
+func TestConfigured(t *testing.T) {
+	db := openDB(t, t.TempDir())
+	t.Cleanup(func() { db.Close() })
+	s, err := Open(Options{DB: db})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Configured() {
+		t.Fatal("configured before Configure")
+	}
+	if err := s.Configure(Config{Partners: demoPartners()}); err != nil {
+		t.Fatal(err)
+	}
+	if !s.Configured() || s.Throttle() == nil || len(s.Keys()) == 0 || len(s.Partners()) == 0 {
+		t.Fatalf("after Configure: configured %v, throttle %v, keys %v, partners %v",
+			s.Configured(), s.Throttle(), s.Keys(), s.Partners())
+	}
+}
