@@ -24,8 +24,10 @@ func init() {
 //   - Authorization removed, and the identity header (and any header in
 //     strip_headers) removed and then set to the partner id, so the upstream
 //     never sees the token nor a partner-chosen identity;
-//   - the request id header set to Caddy's {http.request.uuid} (also on
-//     every answer, refusals included);
+//   - the request id header set to a new random UUID, the request's id (also
+//     on every answer, refusals included), also in the variable
+//     fulfilment.request_id ({http.vars.fulfilment.request_id}) and, as
+//     request_id, in Caddy's access log entry;
 //   - the variables fulfilment.partner_id and fulfilment.client_id set
 //     (placeholders {http.vars.fulfilment.partner_id} and
 //     {http.vars.fulfilment.client_id}; read them in Go with
@@ -48,10 +50,10 @@ type AuthHandler struct {
 	StripHeaders []string `json:"strip_headers,omitempty"`
 	// Realm of the WWW-Authenticate challenge. Default "fulfilment".
 	Realm string `json:"realm,omitempty"`
-	// RequestIDHeader carries the request id (Caddy's {http.request.uuid},
-	// the id of the access log entry) upstream, replacing any value the
-	// partner sent, and back to the partner on every answer, so both sides
-	// can quote it. Default "X-Request-Id".
+	// RequestIDHeader carries the request id (a random UUID the guard
+	// makes, request_id in the access log entry) upstream, replacing any
+	// value the partner sent, and back to the partner on every answer, so
+	// both sides can quote it. Default "X-Request-Id".
 	RequestIDHeader string `json:"request_id_header,omitempty"`
 
 	app        *App
@@ -113,10 +115,16 @@ func (h *AuthHandler) Validate() error {
 
 // ServeHTTP implements caddyhttp.MiddlewareHandler.
 func (h *AuthHandler) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyhttp.Handler) error {
-	if repl, ok := r.Context().Value(caddy.ReplacerCtxKey).(*caddy.Replacer); ok {
-		rid, _ := repl.GetString("http.request.uuid")
-		w.Header().Set(h.requestID, rid)
-		r.Header[h.requestID] = []string{rid}
+	rid := newRequestID()
+	// One slice for both: a later Add on either side appends to a full
+	// slice and so copies it.
+	v := []string{rid}
+	w.Header()[h.requestID] = v
+	r.Header[h.requestID] = v
+	caddyhttp.SetVar(r.Context(), requestIDVar, rid)
+	logged := accessLogged(r)
+	if logged {
+		addLogField(r, zap.String("request_id", rid))
 	}
 	svc := h.app.tokenService()
 	if svc == nil {
@@ -142,11 +150,26 @@ func (h *AuthHandler) ServeHTTP(w http.ResponseWriter, r *http.Request, next cad
 	r.Header[h.identity] = []string{id.PartnerID}
 	caddyhttp.SetVar(r.Context(), partnerIDVar, id.PartnerID)
 	caddyhttp.SetVar(r.Context(), clientIDVar, id.ClientID)
-	if extra, ok := r.Context().Value(caddyhttp.ExtraLogFieldsCtxKey).(*caddyhttp.ExtraLogFields); ok {
-		extra.Set(zap.String("partner_id", id.PartnerID))
-		extra.Set(zap.String("client_id", id.ClientID))
+	if logged {
+		addLogField(r, zap.String("partner_id", id.PartnerID))
+		addLogField(r, zap.String("client_id", id.ClientID))
 	}
 	return next.ServeHTTP(w, r)
+}
+
+// accessLogged reports whether r's server writes access logs, the only
+// reader of the extra log fields (a server without a log directive skips
+// the work of adding them).
+func accessLogged(r *http.Request) bool {
+	srv, ok := r.Context().Value(caddyhttp.ServerCtxKey).(*caddyhttp.Server)
+	return !ok || srv == nil || srv.Logs != nil
+}
+
+// addLogField adds f to r's access log entry.
+func addLogField(r *http.Request, f zap.Field) {
+	if extra, ok := r.Context().Value(caddyhttp.ExtraLogFieldsCtxKey).(*caddyhttp.ExtraLogFields); ok {
+		extra.Set(f)
+	}
 }
 
 // refuse answers 401 or 403 with the challenge and a problem body.

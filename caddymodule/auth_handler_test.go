@@ -21,9 +21,10 @@ import (
 
 // upstreamSeen records what the next handler received.
 type upstreamSeen struct {
-	called  bool
-	header  http.Header
-	partner string
+	called    bool
+	header    http.Header
+	partner   string
+	requestID any // the fulfilment.request_id variable
 }
 
 func newAuthHandler(t testing.TB, a *App, h *AuthHandler) (*AuthHandler, *observer.ObservedLogs) {
@@ -52,6 +53,7 @@ func serveAuth(t testing.TB, h *AuthHandler, hdr ...string) (*httptest.ResponseR
 		seen.called = true
 		seen.header = r.Header.Clone()
 		seen.partner, _ = partnerFromRequest(r)
+		seen.requestID = caddyhttp.GetVar(r.Context(), requestIDVar)
 		w.WriteHeader(http.StatusTeapot)
 		return nil
 	})

@@ -179,8 +179,9 @@ func TestTokensExpiredIs403WithConfiguredKey(t *testing.T) {
 	if status != http.StatusUnauthorized {
 		t.Fatalf("expired and tampered: %d, want 401", status)
 	}
-	if status, _, _ := do(t, http.MethodGet, g.Base+"/api/fulfilment/v4/shipments", nil, bearer...); status != http.StatusOK {
-		t.Fatalf("genuine token: %d", status)
+	status, h, _ := do(t, http.MethodGet, g.Base+"/api/fulfilment/v4/shipments", nil, bearer...)
+	if status != http.StatusOK || h.Get("X-Request-Id") == "" {
+		t.Fatalf("genuine token: %d, X-Request-Id %q", status, h.Get("X-Request-Id"))
 	}
 	// Caddy writes the access log entry after the response has gone out.
 	logs := g.Logs.String()
@@ -190,6 +191,9 @@ func TestTokensExpiredIs403WithConfiguredKey(t *testing.T) {
 	}
 	if !strings.Contains(logs, `"partner_id":"partner-acme"`) {
 		t.Fatalf("access log does not name the partner:\n%s", logs)
+	}
+	if want := `"request_id":"` + h.Get("X-Request-Id") + `"`; !strings.Contains(logs, want) {
+		t.Fatalf("access log lacks %s:\n%s", want, logs)
 	}
 	for _, secret := range []string{genuine, expired, demoAcmeSecret, e2eSeed} {
 		if strings.Contains(logs, secret) {

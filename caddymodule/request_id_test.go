@@ -1,0 +1,106 @@
+package caddymodule
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"reflect"
+	"regexp"
+	"testing"
+
+	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
+)
+
+var uuidV4 = regexp.MustCompile(`^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$`)
+
+func TestNewRequestID(t *testing.T) {
+	seen := map[string]bool{}
+	for range 1000 {
+		id := newRequestID()
+		if !uuidV4.MatchString(id) {
+			t.Fatalf("%q is not a version 4 UUID", id)
+		}
+		if seen[id] {
+			t.Fatalf("%q twice", id)
+		}
+		seen[id] = true
+	}
+}
+
+// The guard's request id: the same on the answer, upstream and in the
+// variable, new for every request, never the partner's.
+func TestAuthGuardRequestID(t *testing.T) {
+	a := startTokensApp(t, testTokensConfig())
+	h, _ := newAuthHandler(t, a, &AuthHandler{})
+	tok, err := a.tokenService().Token(mustAuth(a))
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, seen := serveAuth(t, h, "Authorization", "Bearer "+tok.AccessToken, "X-Request-Id", "chosen-by-partner")
+	rid := w.Header().Get("X-Request-Id")
+	if !seen.called || !uuidV4.MatchString(rid) {
+		t.Fatalf("answer %d, X-Request-Id %q", w.Code, rid)
+	}
+	if got := seen.header.Values("X-Request-Id"); len(got) != 1 || got[0] != rid || seen.requestID != rid {
+		t.Fatalf("upstream header %v, variable %v; answer %q", got, seen.requestID, rid)
+	}
+	w2, _ := serveAuth(t, h, "Authorization", "Bearer "+tok.AccessToken)
+	if w2.Header().Get("X-Request-Id") == rid {
+		t.Fatal("two requests got one id")
+	}
+	// A refusal carries one too.
+	w3, seen3 := serveAuth(t, h)
+	if seen3.called || w3.Code != http.StatusUnauthorized || !uuidV4.MatchString(w3.Header().Get("X-Request-Id")) {
+		t.Fatalf("refusal %d, X-Request-Id %q", w3.Code, w3.Header().Get("X-Request-Id"))
+	}
+}
+
+// The ids go into the access log entry of a server that writes one, and are
+// not added for a server without access logs.
+func TestAuthGuardLogFields(t *testing.T) {
+	a := startTokensApp(t, testTokensConfig())
+	h, _ := newAuthHandler(t, a, &AuthHandler{})
+	tok, err := a.tokenService().Token(mustAuth(a))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name string
+		srv  *caddyhttp.Server
+		want []string
+	}{
+		{"access logs", &caddyhttp.Server{Logs: &caddyhttp.ServerLogConfig{}}, []string{"request_id", "partner_id", "client_id"}},
+		{"no access logs", &caddyhttp.Server{}, nil},
+	} {
+		r := httptest.NewRequest("GET", "/api/fulfilment/v4/shipments", nil)
+		r.Header.Set("Authorization", "Bearer "+tok.AccessToken)
+		extra := new(caddyhttp.ExtraLogFields)
+		ctx := context.WithValue(r.Context(), caddyhttp.VarsCtxKey, map[string]any{})
+		ctx = context.WithValue(ctx, caddyhttp.ExtraLogFieldsCtxKey, extra)
+		ctx = context.WithValue(ctx, caddyhttp.ServerCtxKey, tc.srv)
+		next := caddyhttp.HandlerFunc(func(http.ResponseWriter, *http.Request) error { return nil })
+		if err := h.ServeHTTP(httptest.NewRecorder(), r.WithContext(ctx), next); err != nil {
+			t.Fatal(err)
+		}
+		keys := logFieldKeys(extra)
+		if len(keys) != len(tc.want) {
+			t.Fatalf("%s: log fields %v, want %v", tc.name, keys, tc.want)
+		}
+		for i := range keys {
+			if keys[i] != tc.want[i] {
+				t.Fatalf("%s: log fields %v, want %v", tc.name, keys, tc.want)
+			}
+		}
+	}
+}
+
+// logFieldKeys returns the keys of the fields in e (Caddy has no getter;
+// reading unexported fields through reflect is allowed).
+func logFieldKeys(e *caddyhttp.ExtraLogFields) []string {
+	fields := reflect.ValueOf(e).Elem().FieldByName("fields")
+	var keys []string
+	for i := range fields.Len() {
+		keys = append(keys, fields.Index(i).FieldByName("Key").String())
+	}
+	return keys
+}
