@@ -1,20 +1,26 @@
-// Command proxy measures what the fulfilment_version handler costs on the
-// proxy path. It runs the gateway binary with two sites on loopback that
-// proxy to the same fixed-response upstream:
+// Command proxy measures what the gateway's handlers cost on the proxy
+// path. It runs the gateway binary (a separate process, as deployed) with
+// three sites on loopback that proxy to the same fixed-response upstream:
 //
-//	versioned  fulfilment_version + reverse_proxy   GET /api/fulfilment/v4/products -> /wms/items
-//	bare       reverse_proxy                        GET /wms/items
+//	bare       reverse_proxy                                  GET /wms/items
+//	versioned  fulfilment_version + reverse_proxy             GET /api/fulfilment/v4/products -> /wms/items
+//	protected  route { fulfilment_auth + fulfilment_version   GET /api/fulfilment/v4/products -> /wms/items
+//	           + reverse_proxy } (the demo's shape)
 //
-// and drives them alternately, several rounds of a fixed duration each, with
-// keep-alive HTTP clients. It prints each round's requests per second and
-// the ratio versioned/bare (target: at least 0.97).
+// Every request carries the same Bearer token (fetched from the protected
+// site's token endpoint), so the three differ only in the gateway's work.
+// It drives the sites in turn, rotating which goes first, for several rounds
+// of a fixed duration each, with keep-alive HTTP clients, and prints each
+// round's requests per second and, per site, the ratio to bare (targets:
+// versioned at least 0.97, protected at least 0.95).
 //
-//	go run ./bench/proxy                       # uses ./caddy, or builds the gateway if it is missing or stale
+//	go run ./bench/proxy                       # builds the gateway from ./cmd/fulfilgate
 //	go run ./bench/proxy -caddy ./caddy -rounds 6 -duration 5s -workers 16
 package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -32,7 +38,7 @@ import (
 )
 
 func main() {
-	caddyBin := flag.String("caddy", "", "gateway binary (default ./caddy if present, else built from ./cmd/fulfilgate)")
+	caddyBin := flag.String("caddy", "", "gateway binary (default: a fresh build of ./cmd/fulfilgate)")
 	rounds := flag.Int("rounds", 20, "rounds; each drives both sites once, alternating which goes first (many short rounds share the machine's noise evenly)")
 	duration := flag.Duration("duration", time.Second, "load duration per site per round")
 	workers := flag.Int("workers", 16, "concurrent keep-alive clients")
@@ -56,12 +62,12 @@ func run(caddyBin string, rounds int, duration time.Duration, workers int) error
 		return err
 	}
 
-	ports, err := freePorts(4)
+	ports, err := freePorts(5)
 	if err != nil {
 		return err
 	}
-	admin, versioned, bare, upstream := ports[0], ports[1], ports[2], ports[3]
-	if err := os.WriteFile(filepath.Join(tmp, "Caddyfile"), []byte(benchCaddyfile(admin, versioned, bare, upstream)), 0o600); err != nil {
+	admin, versioned, protected, bare, upstream := ports[0], ports[1], ports[2], ports[3], ports[4]
+	if err := os.WriteFile(filepath.Join(tmp, "Caddyfile"), []byte(benchCaddyfile(admin, versioned, protected, bare, upstream, tmp)), 0o600); err != nil {
 		return err
 	}
 	logs, err := os.Create(filepath.Join(tmp, "caddy.log"))
@@ -88,57 +94,76 @@ func run(caddyBin string, rounds int, duration time.Duration, workers int) error
 		}
 	}()
 
+	tokenURL := fmt.Sprintf("http://127.0.0.1:%d/api/auth/token", protected)
+	if err := waitStatus(tokenURL, http.StatusMethodNotAllowed, 30*time.Second); err != nil {
+		b, _ := os.ReadFile(logs.Name())
+		return fmt.Errorf("protected site not ready: %v\n%s", err, b)
+	}
+	token, err := fetchToken(tokenURL)
+	if err != nil {
+		b, _ := os.ReadFile(logs.Name())
+		return fmt.Errorf("%v\n%s", err, b)
+	}
+	// Every site gets the identical request, token included, so that what
+	// differs is the gateway's work, not the bytes on the wire.
+	auth := "Bearer " + token
 	targets := []target{
-		{name: "versioned", url: fmt.Sprintf("http://127.0.0.1:%d/api/fulfilment/v4/products?page=1", versioned)},
 		{name: "bare", url: fmt.Sprintf("http://127.0.0.1:%d/wms/items?page=1", bare)},
+		{name: "versioned", url: fmt.Sprintf("http://127.0.0.1:%d/api/fulfilment/v4/products?page=1", versioned), target: 0.97},
+		{name: "protected", url: fmt.Sprintf("http://127.0.0.1:%d/api/fulfilment/v4/products?page=1", protected), target: 0.95},
 	}
 	for _, t := range targets {
-		if err := waitOK(t.url, 30*time.Second); err != nil {
-			b, _ := os.ReadFile(logs.Name())
-			return fmt.Errorf("%s site not ready: %v\n%s", t.name, err, b)
+		if err := get(context.Background(), http.DefaultClient, t.url, auth); err != nil {
+			return fmt.Errorf("%s site: %v", t.name, err)
 		}
 	}
 
 	client := &http.Client{Transport: &http.Transport{
-		MaxIdleConns: workers * 2, MaxIdleConnsPerHost: workers, IdleConnTimeout: time.Minute,
+		MaxIdleConns: workers * 4, MaxIdleConnsPerHost: workers, IdleConnTimeout: time.Minute,
 	}}
 	fmt.Printf("bench/proxy: %s, %d rounds x %s per site, %d keep-alive workers\n",
 		caddyBin, rounds, duration, workers)
 	// Warm-up: connections, caches.
 	for _, t := range targets {
-		if _, err := drive(client, t.url, workers, duration/3); err != nil {
+		if _, err := drive(client, t.url, auth, workers, duration/3); err != nil {
 			return err
 		}
 	}
-	var results []round
+	results := make([][]result, len(targets)) // [target][round]
 	for i := range rounds {
-		order := []int{0, 1}
-		if i%2 == 1 {
-			order = []int{1, 0}
-		}
-		var r round
-		for _, j := range order {
-			res, err := drive(client, targets[j].url, workers, duration)
+		// Rotate which site goes first, so that none always inherits
+		// another's garbage and connection state.
+		line := fmt.Sprintf("round %2d:", i+1)
+		for k := range targets {
+			j := (i + k) % len(targets)
+			res, err := drive(client, targets[j].url, auth, workers, duration)
 			if err != nil {
 				return fmt.Errorf("%s: %v", targets[j].name, err)
 			}
-			if j == 0 {
-				r.versioned = res
-			} else {
-				r.bare = res
-			}
+			results[j] = append(results[j], res)
 		}
-		results = append(results, r)
-		fmt.Printf("round %d: versioned %9.0f req/s   bare %9.0f req/s   ratio %.3f\n",
-			i+1, r.versioned.perSecond(), r.bare.perSecond(), r.versioned.perSecond()/r.bare.perSecond())
+		for j, t := range targets {
+			line += fmt.Sprintf("  %s %7.0f req/s", t.name, results[j][i].perSecond())
+		}
+		fmt.Println(line)
 	}
-	s := summarize(results)
-	fmt.Printf("total:   versioned %9.0f req/s   bare %9.0f req/s   ratio %.3f (median of rounds %.3f; target >= 0.97)\n",
-		s.versioned, s.bare, s.ratio, s.median)
+	for j, t := range targets[1:] {
+		s := summarize(results[j+1], results[0])
+		verdict := "met"
+		if s.ratio < t.target {
+			verdict = "NOT met"
+		}
+		fmt.Printf("%-9s / bare: %7.0f vs %7.0f req/s   ratio %.3f (median of rounds %.3f; target >= %.2f: %s)\n",
+			t.name, s.subject, s.baseline, s.ratio, s.median, t.target, verdict)
+	}
 	return nil
 }
 
-type target struct{ name, url string }
+// target is one site: its URL and the least ratio to bare it must reach.
+type target struct {
+	name, url string
+	target    float64
+}
 
 // result is one site's load over one round.
 type result struct {
@@ -148,35 +173,33 @@ type result struct {
 
 func (r result) perSecond() float64 { return float64(r.requests) / r.elapsed.Seconds() }
 
-type round struct{ versioned, bare result }
+type summary struct{ subject, baseline, ratio, median float64 }
 
-type summary struct{ versioned, bare, ratio, median float64 }
-
-// summarize totals the rounds: overall req/s of each site, their ratio, and
-// the median of the per-round ratios.
-func summarize(rounds []round) summary {
+// summarize totals the rounds of a subject and its baseline: each one's
+// overall req/s, their ratio, and the median of the per-round ratios.
+func summarize(subject, baseline []result) summary {
 	var v, b result
-	ratios := make([]float64, 0, len(rounds))
-	for _, r := range rounds {
-		v.requests += r.versioned.requests
-		v.elapsed += r.versioned.elapsed
-		b.requests += r.bare.requests
-		b.elapsed += r.bare.elapsed
-		ratios = append(ratios, r.versioned.perSecond()/r.bare.perSecond())
+	ratios := make([]float64, 0, len(subject))
+	for i := range subject {
+		v.requests += subject[i].requests
+		v.elapsed += subject[i].elapsed
+		b.requests += baseline[i].requests
+		b.elapsed += baseline[i].elapsed
+		ratios = append(ratios, subject[i].perSecond()/baseline[i].perSecond())
 	}
 	sort.Float64s(ratios)
 	med := ratios[len(ratios)/2]
 	if len(ratios)%2 == 0 {
 		med = (ratios[len(ratios)/2-1] + ratios[len(ratios)/2]) / 2
 	}
-	s := summary{versioned: v.perSecond(), bare: b.perSecond(), median: med}
-	s.ratio = s.versioned / s.bare
+	s := summary{subject: v.perSecond(), baseline: b.perSecond(), median: med}
+	s.ratio = s.subject / s.baseline
 	return s
 }
 
 // drive sends GET url from workers goroutines for d; every answer must be
 // 200, or the run fails.
-func drive(client *http.Client, url string, workers int, d time.Duration) (result, error) {
+func drive(client *http.Client, url, auth string, workers int, d time.Duration) (result, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), d)
 	defer cancel()
 	var n atomic.Int64
@@ -189,7 +212,7 @@ func drive(client *http.Client, url string, workers int, d time.Duration) (resul
 		go func() {
 			defer wg.Done()
 			for ctx.Err() == nil {
-				err := get(ctx, client, url)
+				err := get(ctx, client, url, auth)
 				if err != nil {
 					if ctx.Err() != nil {
 						return // the round ended mid-request
@@ -205,11 +228,12 @@ func drive(client *http.Client, url string, workers int, d time.Duration) (resul
 	return result{requests: n.Load(), elapsed: time.Since(start)}, firstErr
 }
 
-func get(ctx context.Context, client *http.Client, url string) error {
+func get(ctx context.Context, client *http.Client, url, auth string) error {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 	if err != nil {
 		return err
 	}
+	req.Header.Set("Authorization", auth)
 	resp, err := client.Do(req)
 	if err != nil {
 		return err
@@ -225,12 +249,22 @@ func get(ctx context.Context, client *http.Client, url string) error {
 	return nil
 }
 
-// benchCaddyfile is the gateway configuration: two proxy sites in front of
-// one fixed-response upstream site, all on loopback, no access logs.
-func benchCaddyfile(admin, versioned, bare, upstream int) string {
+// benchCaddyfile is the gateway configuration: three proxy sites in front
+// of one fixed-response upstream site, all on loopback, no access logs.
+// The protected site is the demo's shape: a token route and the
+// fulfilment route with the Bearer guard, the version mapping and the proxy.
+func benchCaddyfile(admin, versioned, protected, bare, upstream int, dataDir string) string {
 	return fmt.Sprintf(`{
 	admin 127.0.0.1:%d
 	default_bind 127.0.0.1
+	fulfilment {
+		data_dir %s
+		tokens {
+			partner bench-partner {
+				client %s %s
+			}
+		}
+	}
 }
 
 http://:%d {
@@ -244,6 +278,22 @@ http://:%d {
 }
 
 http://:%d {
+	route /api/auth/token {
+		fulfilment_token
+	}
+	route /api/fulfilment/* {
+		fulfilment_auth
+		fulfilment_version {
+			map products items
+			version v4 {
+				upstream_prefix /wms
+			}
+		}
+		reverse_proxy 127.0.0.1:%d
+	}
+}
+
+http://:%d {
 	reverse_proxy 127.0.0.1:%d
 }
 
@@ -252,25 +302,48 @@ http://:%d {
 	respond /wms/items `+"`"+`{"items":[{"id":"ITM-1","sku":"SKU-1","name":"Demo item"}],"page":1,"page_size":50,"total":1}`+"`"+` 200
 	respond 404
 }
-`, admin, versioned, upstream, bare, upstream, upstream)
+`, admin, filepath.Join(dataDir, "data"), benchClient, benchSecret, versioned, upstream, protected, upstream, bare, upstream, upstream)
 }
 
-// findBinary returns the binary to run: the flag, ./caddy, or a fresh build.
+// The benchmark partner's credentials (for this throw-away gateway only).
+const (
+	benchClient = "bench-client"
+	benchSecret = "bench-secret-0123456789abcdefghijklmnopqrstuvwxyz"
+)
+
+// fetchToken gets an access token with HTTP Basic client authentication.
+func fetchToken(tokenURL string) (string, error) {
+	req, err := http.NewRequest(http.MethodPost, tokenURL, strings.NewReader("grant_type=client_credentials"))
+	if err != nil {
+		return "", err
+	}
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	req.SetBasicAuth(benchClient, benchSecret)
+	// A fresh connection: the readiness probe's 405 closed its own.
+	client := &http.Client{Transport: &http.Transport{DisableKeepAlives: true}}
+	resp, err := client.Do(req)
+	if err != nil {
+		return "", err
+	}
+	defer resp.Body.Close()
+	var tr struct {
+		AccessToken string `json:"access_token"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&tr); err != nil || resp.StatusCode != http.StatusOK || tr.AccessToken == "" {
+		return "", fmt.Errorf("token: status %d, %v", resp.StatusCode, err)
+	}
+	return tr.AccessToken, nil
+}
+
+// findBinary returns the binary to run: the flag, or a fresh build of
+// ./cmd/fulfilgate (so the figures are always for the working tree).
 func findBinary(flagValue, tmp string) (string, error) {
 	if flagValue != "" {
 		return filepath.Abs(flagValue)
 	}
-	if st, err := os.Stat("caddy"); err == nil && !st.IsDir() {
-		// Use ./caddy only if it has the version handler (it may be stale).
-		out, err := exec.Command("./caddy", "list-modules").Output()
-		if err == nil && strings.Contains(string(out), "http.handlers.fulfilment_version") {
-			return filepath.Abs("caddy")
-		}
-		fmt.Println("bench/proxy: ./caddy lacks http.handlers.fulfilment_version; building a fresh binary")
-	}
 	out := filepath.Join(tmp, "caddy")
 	fmt.Println("bench/proxy: building the gateway (./cmd/fulfilgate) ...")
-	build := exec.Command("go", "build", "-o", out, "./cmd/fulfilgate")
+	build := exec.Command("go", "build", "-trimpath", "-ldflags", "-w -s", "-o", out, "./cmd/fulfilgate")
 	build.Stdout, build.Stderr = os.Stderr, os.Stderr
 	if err := build.Run(); err != nil {
 		return "", fmt.Errorf("building the gateway (run from the repository root): %v", err)
@@ -278,6 +351,26 @@ func findBinary(flagValue, tmp string) (string, error) {
 	return out, nil
 }
 
+// waitStatus polls url with GET until it answers status.
+func waitStatus(url string, status int, within time.Duration) error {
+	deadline := time.Now().Add(within)
+	for {
+		resp, err := http.Get(url)
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == status {
+				return nil
+			}
+			err = fmt.Errorf("status %d", resp.StatusCode)
+		}
+		if time.Now().After(deadline) {
+			return err
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// freePorts returns n TCP ports on 127.0.0.1 that were free a moment ago.
 func freePorts(n int) ([]int, error) {
 	var ports []int
 	var ls []net.Listener
@@ -295,22 +388,4 @@ func freePorts(n int) ([]int, error) {
 		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
 	}
 	return ports, nil
-}
-
-func waitOK(url string, within time.Duration) error {
-	deadline := time.Now().Add(within)
-	for {
-		resp, err := http.Get(url)
-		if err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				return nil
-			}
-			err = fmt.Errorf("status %d", resp.StatusCode)
-		}
-		if time.Now().After(deadline) {
-			return err
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
 }
