@@ -71,7 +71,7 @@ func getRecord(txn *badger.Txn, prefix, id string) (*delivery, error) {
 // reset and a fresh retry period, the same x-hook-id. A delivery that is not
 // dead is ErrNotFound.
 func (s *Service) Replay(deliveryID string) error {
-	n, err := s.replay(func(txn *badger.Txn) ([]*delivery, error) {
+	n, err := s.replay(func(txn *badger.Txn, _ int) ([]*delivery, error) {
 		d, err := getRecord(txn, deadPrefix, deliveryID)
 		if errors.Is(err, badger.ErrKeyNotFound) {
 			return nil, ErrNotFound
@@ -84,10 +84,11 @@ func (s *Service) Replay(deliveryID string) error {
 	return err
 }
 
-// replayBatch is how many dead letters one replay transaction moves: a dead
-// letter with a full attempt log is about 2.5 KB and is deleted, re-written
-// and its expiry deleted, so 100 stay well inside Badger's transaction limit
-// (15 % of the 4 MiB memtable, internal/datadir).
+// replayBatch is how many dead letters one replay transaction moves at
+// most. A dead letter is deleted, re-written and its expiry deleted; when a
+// batch does not fit Badger's transaction limit (15 % of the memtable,
+// internal/datadir; long attempt errors make records big), the transaction
+// is dropped whole and retried with half as many.
 const replayBatch = 100
 
 // ReplaySubscription re-queues every dead letter of subscriptionID that died
@@ -95,11 +96,11 @@ const replayBatch = 100
 func (s *Service) ReplaySubscription(subscriptionID string, since time.Time) (int, error) {
 	total := 0
 	for {
-		n, err := s.replay(func(txn *badger.Txn) ([]*delivery, error) {
+		n, err := s.replay(func(txn *badger.Txn, limit int) ([]*delivery, error) {
 			var ds []*delivery
 			it := txn.NewIterator(badger.IteratorOptions{Prefix: []byte(deadPrefix), PrefetchValues: true})
 			defer it.Close()
-			for it.Rewind(); it.Valid() && len(ds) < replayBatch; it.Next() {
+			for it.Rewind(); it.Valid() && len(ds) < limit; it.Next() {
 				var d *delivery
 				err := it.Item().Value(func(v []byte) error {
 					var e error
@@ -116,23 +117,25 @@ func (s *Service) ReplaySubscription(subscriptionID string, since time.Time) (in
 			return ds, nil
 		})
 		total += n
-		if err != nil || n < replayBatch {
+		if err != nil || n == 0 {
 			return total, err
 		}
 	}
 }
 
-// replay moves the dead letters pick returns back to the queue in one
-// transaction (retried on conflict).
-func (s *Service) replay(pick func(txn *badger.Txn) ([]*delivery, error)) (int, error) {
+// replay moves the dead letters pick returns (at most limit) back to the
+// queue in one transaction: retried on conflict, and with a smaller limit
+// when they do not fit in one.
+func (s *Service) replay(pick func(txn *badger.Txn, limit int) ([]*delivery, error)) (int, error) {
 	if s.closed.Load() {
 		return 0, errClosed
 	}
+	limit := replayBatch
 	for try := 0; ; try++ {
 		var moved []*delivery
 		now := s.clock().UTC()
 		err := s.db.Update(func(txn *badger.Txn) error {
-			ds, err := pick(txn)
+			ds, err := pick(txn, limit)
 			if err != nil {
 				return err
 			}
@@ -148,6 +151,11 @@ func (s *Service) replay(pick func(txn *badger.Txn) ([]*delivery, error)) (int, 
 			return nil
 		})
 		if errors.Is(err, badger.ErrConflict) && try < maxConflictRetries {
+			continue
+		}
+		if errors.Is(err, badger.ErrTxnTooBig) && limit > 1 {
+			limit /= 2 // nothing was written: the transaction is dropped whole
+			try--
 			continue
 		}
 		if err != nil {

@@ -3,6 +3,7 @@ package webhooks
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"strconv"
 	"strings"
@@ -616,5 +617,39 @@ func TestCorruptRecordQuarantined(t *testing.T) {
 	})
 	if err != nil {
 		t.Fatalf("corrupt entry not quarantined: %v", err)
+	}
+}
+
+// Dead letters too big to replay 100 to a transaction (long errors in full
+// attempt logs) are replayed in smaller transactions, none lost.
+func TestReplayBigDeadLetters(t *testing.T) {
+	db := openDB(t, t.TempDir())
+	clock := newFakeClock()
+	s := newService(t, testOptions(db, clock))
+	const count = 150
+	longErr := strings.Repeat("dial tcp: lookup very-long-host-name.example: no such host; ", 40) // ≈ 2.4 KB
+	for i := range count {
+		d := &delivery{ID: fmt.Sprintf("whd_big%03d", i), SubscriptionID: "sub_big", PartnerID: "p1",
+			Event: Event{EventLabelStatus, "1"}, URL: "https://example.com/hook", Created: clock.Now(),
+			Due: clock.Now(), Expires: clock.Now().Add(time.Hour)}
+		for a := 1; a <= MaxAttemptLog; a++ {
+			d.logAttempt(AttemptRecord{At: clock.Now(), Attempt: a, Error: longErr})
+		}
+		if err := db.Update(func(txn *badger.Txn) error {
+			return errors.Join(txn.Set([]byte(deadPrefix+d.ID), d.marshal()),
+				txn.Set(timeKey(deadExpPrefix, d.Expires, d.ID), nil))
+		}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	n, err := s.ReplaySubscription("sub_big", time.Time{})
+	if err != nil || n != count {
+		t.Fatalf("replayed %d, %v; want %d", n, err, count)
+	}
+	if ds, _ := s.Dead(ListFilter{}); len(ds) != 0 {
+		t.Fatalf("%d dead letters left", len(ds))
+	}
+	if qs, _ := s.Queued(ListFilter{Limit: 1000}); len(qs) != count {
+		t.Fatalf("%d queued, want %d", len(qs), count)
 	}
 }
