@@ -4,7 +4,6 @@ import (
 	"crypto/rand"
 	"encoding/base32"
 	"encoding/binary"
-	"encoding/json"
 	"net/url"
 	"strings"
 	"time"
@@ -12,8 +11,8 @@ import (
 
 // Badger keys of the queue:
 //
-//	wh/due/<8-byte big-endian unix nanos><id> → delivery JSON (queued, keyed by next attempt)
-//	wh/dead/<delivery id>                     → delivery JSON (dead letter)
+//	wh/due/<8-byte big-endian unix nanos><id> → delivery record (queued, keyed by next attempt)
+//	wh/dead/<delivery id>                     → delivery record (dead letter)
 //	wh/dexp/<8-byte big-endian unix nanos><id>→ "" (dead-letter expiry index)
 //
 // A queued delivery is one key: its schedule entry holds the record, so a
@@ -38,7 +37,8 @@ type AttemptRecord struct {
 	Latency time.Duration `json:"latencyNs"`
 }
 
-// delivery is the stored state of one event for one subscription.
+// delivery is the stored state of one event for one subscription (stored
+// as in record.go; the JSON names are those of records written before).
 type delivery struct {
 	ID             string          `json:"id"`
 	SubscriptionID string          `json:"sub"`
@@ -115,16 +115,6 @@ func (d *delivery) logAttempt(r AttemptRecord) {
 	if n := len(d.Log); n > MaxAttemptLog {
 		d.Log = append(d.Log[:0:0], d.Log[n-MaxAttemptLog:]...)
 	}
-}
-
-func (d *delivery) marshal() []byte {
-	b, _ := json.Marshal(d) // cannot fail: plain types only
-	return b
-}
-
-func unmarshalDelivery(v []byte) (*delivery, error) {
-	d := new(delivery)
-	return d, json.Unmarshal(v, d)
 }
 
 // target is the per-target concurrency key: the notification URL's host
