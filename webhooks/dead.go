@@ -171,17 +171,21 @@ func (s *Service) replay(pick func(txn *badger.Txn, limit int) ([]*delivery, err
 	}
 }
 
+// purgeBatch is how many expired dead letters one purge transaction
+// deletes at most (two deletes each); halved when they do not fit.
+const purgeBatch = 2000
+
 // PurgeDead deletes dead letters whose retention has passed (by the
 // injected clock). Start runs it hourly; it returns how many it deleted.
 func (s *Service) PurgeDead() (int, error) {
-	total := 0
+	total, limit := 0, purgeBatch
 	for try := 0; ; {
 		now, n := s.clock(), 0
 		err := s.db.Update(func(txn *badger.Txn) error {
 			n = 0
 			it := txn.NewIterator(badger.IteratorOptions{Prefix: []byte(deadExpPrefix)})
 			defer it.Close()
-			for it.Rewind(); it.Valid() && n < 2000; it.Next() {
+			for it.Rewind(); it.Valid() && n < limit; it.Next() {
 				exp, id, ok := parseTimeKey(deadExpPrefix, it.Item().Key())
 				if !ok {
 					continue
@@ -200,6 +204,10 @@ func (s *Service) PurgeDead() (int, error) {
 			try++
 			continue
 		}
+		if errors.Is(err, badger.ErrTxnTooBig) && limit > 1 {
+			limit /= 2 // nothing was written: the transaction is dropped whole
+			continue
+		}
 		if err != nil {
 			return total, err
 		}
@@ -208,7 +216,7 @@ func (s *Service) PurgeDead() (int, error) {
 			s.dead.Add(-int64(n))
 			s.reportDepth()
 		}
-		if n < 2000 {
+		if n < limit {
 			return total, nil
 		}
 	}

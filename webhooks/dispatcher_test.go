@@ -653,3 +653,36 @@ func TestReplayBigDeadLetters(t *testing.T) {
 		t.Fatalf("%d queued, want %d", len(qs), count)
 	}
 }
+
+// More expired dead letters than fit one purge transaction of the shipped
+// settings (2,000 × 2 deletes > about 3,200 entries) are all purged.
+func TestPurgeDeadManyExpired(t *testing.T) {
+	db := openDB(t, t.TempDir())
+	clock := newFakeClock()
+	s := newService(t, testOptions(db, clock))
+	const count = 5000
+	for i := 0; i < count; i += 500 {
+		if err := db.Update(func(txn *badger.Txn) error {
+			for j := i; j < i+500; j++ {
+				d := &delivery{ID: fmt.Sprintf("whd_old%05d", j), SubscriptionID: "sub_x", PartnerID: "p1",
+					Event: Event{EventLabelStatus, "1"}, URL: "https://example.com/hook", Created: clock.Now(),
+					Due: clock.Now(), Expires: clock.Now().Add(time.Minute)}
+				if err := errors.Join(txn.Set([]byte(deadPrefix+d.ID), d.marshal()),
+					txn.Set(timeKey(deadExpPrefix, d.Expires, d.ID), nil)); err != nil {
+					return err
+				}
+			}
+			return nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	clock.Advance(2 * time.Minute)
+	n, err := s.PurgeDead()
+	if err != nil || n != count {
+		t.Fatalf("purged %d, %v; want %d", n, err, count)
+	}
+	if ds, _ := s.Dead(ListFilter{Limit: 10000}); len(ds) != 0 {
+		t.Fatalf("%d dead letters left", len(ds))
+	}
+}
