@@ -9,7 +9,7 @@ import (
 )
 
 // With the gateway's Badger settings a transaction holds at most about
-// 600 KiB. A batch larger than that is split into several transactions, every
+// 300 KiB. A batch larger than that is split into several transactions, every
 // delivery is queued, and extra runs exactly once, in the last one, so the
 // feed's cursor is stored only once all of a page's deliveries are.
 func TestPublishSplitsBatchesLargerThanATransaction(t *testing.T) {
@@ -21,7 +21,7 @@ func TestPublishSplitsBatchesLargerThanATransaction(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	const n = 3000 // one matching subscription each: 3,000 deliveries, about 1 MiB
+	const n = 3000 // one matching subscription each: 3,000 deliveries, about 750 KiB
 	events := make([]Event, 0, n)
 	for i := range n {
 		name := EventShipmentShipped

@@ -22,17 +22,19 @@ import (
 //     concurrent commits share one fsync.
 //   - NumVersionsToKeep 1, conflict detection on (idempotent creates and
 //     the publish/cursor transactions rely on it).
-//   - MemTableSize 4 MiB × NumMemtables 2 (default 64 MiB × 5): each
+//   - MemTableSize 2 MiB × NumMemtables 2 (default 64 MiB × 5): each
 //     memtable is a Go-heap arena, and each flush builds an L0 table whose
-//     buffers Badger keeps pooled for reuse, so both scale with it. The
-//     transaction limit is 15 % of it (600 KiB); the webhook queue splits
-//     larger batches.
+//     buffers (the table raw and compressed, in doubling chunks) Badger
+//     keeps pooled for reuse, up to 8 of them, so both scale with it. The
+//     transaction limit is 15 % of it (300 KiB, about 3,200 entries); the
+//     webhook queue splits larger batches, and replay and purge shrink
+//     theirs when one does not fit.
 //   - ValueThreshold 64 KiB (default 1 MiB, which must stay below that
 //     limit or Open fails): values up to 64 KiB stay in the LSM tree.
 //   - BaseTableSize 512 KiB (default 2 MiB): compaction runs up to 8 table
 //     builders at once, each holding its table raw and compressed.
 //   - NumCompactors 2 (the minimum; default 4): fewer concurrent builders.
-//   - BlockCacheSize 16 MiB (default 256 MiB): holds decompressed blocks;
+//   - BlockCacheSize 8 MiB (default 256 MiB): holds decompressed blocks;
 //     the queue reads only the head of its schedule.
 //   - IndexCacheSize 0: table indexes stay in memory (they are small).
 //   - Compression Snappy (the default): the tables are memory-mapped and
@@ -43,12 +45,12 @@ func Options(dir string, logger badger.Logger) badger.Options {
 		WithSyncWrites(true).
 		WithLogger(logger).
 		WithNumVersionsToKeep(1).
-		WithMemTableSize(4 << 20).
+		WithMemTableSize(2 << 20).
 		WithNumMemtables(2).
 		WithValueThreshold(64 << 10).
 		WithBaseTableSize(512 << 10).
 		WithNumCompactors(2).
-		WithBlockCacheSize(16 << 20).
+		WithBlockCacheSize(8 << 20).
 		WithIndexCacheSize(0).
 		WithCompression(options.Snappy).
 		WithMetricsEnabled(false)
