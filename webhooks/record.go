@@ -138,19 +138,13 @@ func (r *recordReader) byte() byte {
 	return c
 }
 
-func (r *recordReader) uvarint() uint64 {
-	v, n := binary.Uvarint(r.b)
-	if n <= 0 {
-		r.bad = true
-		r.b = nil
-		return 0
-	}
-	r.b = r.b[n:]
-	return v
-}
+func (r *recordReader) uvarint() uint64 { return readVarint(r, binary.Uvarint) }
 
-func (r *recordReader) varint() int64 {
-	v, n := binary.Varint(r.b)
+func (r *recordReader) varint() int64 { return readVarint(r, binary.Varint) }
+
+// readVarint reads one (u)varint with decode (binary.Uvarint or Varint).
+func readVarint[T uint64 | int64](r *recordReader, decode func([]byte) (T, int)) T {
+	v, n := decode(r.b)
 	if n <= 0 {
 		r.bad = true
 		r.b = nil
