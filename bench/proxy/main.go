@@ -15,7 +15,7 @@
 // versioned at least 0.97, protected at least 0.95).
 //
 //	go run ./bench/proxy                       # builds the gateway from ./cmd/fulfilgate
-//	go run ./bench/proxy -caddy ./caddy -rounds 6 -duration 5s -workers 16
+//	go run ./bench/proxy -caddy ./caddy -rounds 60 -duration 300ms -workers 16   # the defaults
 package main
 
 import (
@@ -39,8 +39,8 @@ import (
 
 func main() {
 	caddyBin := flag.String("caddy", "", "gateway binary (default: a fresh build of ./cmd/fulfilgate)")
-	rounds := flag.Int("rounds", 20, "rounds; each drives both sites once, alternating which goes first (many short rounds share the machine's noise evenly)")
-	duration := flag.Duration("duration", time.Second, "load duration per site per round")
+	rounds := flag.Int("rounds", 60, "rounds; each drives every site once, rotating which goes first (many short rounds share the machine's noise evenly)")
+	duration := flag.Duration("duration", 300*time.Millisecond, "load duration per site per round")
 	workers := flag.Int("workers", 16, "concurrent keep-alive clients")
 	flag.Parse()
 	if err := run(*caddyBin, *rounds, *duration, *workers); err != nil {
