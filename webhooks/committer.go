@@ -78,24 +78,47 @@ func (s *Service) committer() {
 	}
 }
 
+// ackTxn returns a transaction holding the writes of the longest prefix of
+// batch whose writes all succeed, and that prefix's length (0: no
+// transaction). A result whose writes fail part-way (the transaction is
+// full) is never in it: the transaction is rebuilt without it, since a
+// committed Delete of its old key without its new record would lose the
+// delivery if the process died before the next transaction.
+func (s *Service) ackTxn(batch []ackResult) (*badger.Txn, int) {
+	txn := s.db.NewTransaction(true)
+	for j := range batch {
+		err := s.writes(txn, &batch[j])
+		if err == nil {
+			continue
+		}
+		txn.Discard()
+		if !errors.Is(err, badger.ErrTxnTooBig) || j == 0 {
+			s.logger().Error("webhooks: recording delivery outcome", zap.String("delivery", batch[j].d.ID), zap.Error(err))
+		}
+		if j == 0 {
+			return nil, 0
+		}
+		txn = s.db.NewTransaction(true)
+		for k := range j { // these fitted before, so they fit again
+			if err := s.writes(txn, &batch[k]); err != nil {
+				txn.Discard()
+				s.logger().Error("webhooks: recording delivery outcome", zap.String("delivery", batch[k].d.ID), zap.Error(err))
+				return nil, 0
+			}
+		}
+		return txn, j
+	}
+	return txn, len(batch)
+}
+
 // commitAcks commits batch (splitting it if the transaction grows too big)
 // and then updates the in-memory state, counters and observer.
 func (s *Service) commitAcks(batch []ackResult) {
 	committed := make([]bool, len(batch))
 	for i := 0; i < len(batch); {
-		txn := s.db.NewTransaction(true)
-		j := i
-		for ; j < len(batch); j++ {
-			if err := s.writes(txn, &batch[j]); err != nil {
-				if errors.Is(err, badger.ErrTxnTooBig) && j > i {
-					break
-				}
-				s.logger().Error("webhooks: recording delivery outcome", zap.String("delivery", batch[j].d.ID), zap.Error(err))
-				break
-			}
-		}
+		txn, j := s.ackTxn(batch[i:])
+		j += i
 		if j == i { // even one result does not fit or failed: skip it
-			txn.Discard()
 			i++
 			continue
 		}

@@ -686,3 +686,56 @@ func TestPurgeDeadManyExpired(t *testing.T) {
 		t.Fatalf("%d dead letters left", len(ds))
 	}
 }
+
+// A batch of outcomes bigger than one transaction is committed in parts,
+// and no part holds half of a result: an old schedule key is deleted only
+// in the transaction that writes the delivery's new record.
+func TestAckTxnNeverSplitsAResult(t *testing.T) {
+	db := openDB(t, t.TempDir())
+	clock := newFakeClock()
+	s := newService(t, testOptions(db, clock))
+	longErr := strings.Repeat("dial tcp: lookup very-long-host-name.example: no such host; ", 40)
+	var batch []ackResult
+	for i := range 40 {
+		d := &delivery{ID: fmt.Sprintf("whd_ack%03d", i), SubscriptionID: "sub_x", PartnerID: "p1",
+			Event: Event{EventLabelStatus, "1"}, URL: "https://example.com/hook", Created: clock.Now(), Due: clock.Now()}
+		old := dueKey(d.Due, d.ID)
+		if err := db.Update(func(txn *badger.Txn) error { return txn.Set(old, d.marshal()) }); err != nil {
+			t.Fatal(err)
+		}
+		for a := 1; a <= MaxAttemptLog; a++ {
+			d.logAttempt(AttemptRecord{At: clock.Now(), Attempt: a, Error: longErr})
+		}
+		d.Due = clock.Now().Add(time.Minute)
+		batch = append(batch, ackResult{d: d, oldKey: old, outcome: OutcomeFailure})
+	}
+	for i := 0; i < len(batch); {
+		txn, j := s.ackTxn(batch[i:])
+		if j == 0 {
+			t.Fatalf("result %d does not fit alone", i)
+		}
+		if j == len(batch)-i && i == 0 {
+			t.Fatal("the batch fitted one transaction: the test proves nothing")
+		}
+		if err := txn.Commit(); err != nil {
+			t.Fatal(err)
+		}
+		i += j
+		// Every result not yet committed still has its old key.
+		if err := db.View(func(txn *badger.Txn) error {
+			for _, r := range batch[i:] {
+				if _, err := txn.Get(r.oldKey); err != nil {
+					return fmt.Errorf("%s: old key gone before its new record was written: %v", r.d.ID, err)
+				}
+			}
+			for _, r := range batch[:i] {
+				if _, err := txn.Get(dueKey(r.d.Due, r.d.ID)); err != nil {
+					return fmt.Errorf("%s: new record missing: %v", r.d.ID, err)
+				}
+			}
+			return nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"errors"
+	"math"
 	"time"
 )
 
@@ -102,7 +103,7 @@ func unmarshalDelivery(v []byte) (*delivery, error) {
 		}
 	}
 	n := r.int()
-	if n > len(r.b) { // each entry takes at least 5 bytes; guards the allocation
+	if n > len(r.b)/5 { // each entry takes at least 5 bytes; guards the allocation
 		return d, errBadRecord
 	}
 	if n > 0 {
@@ -156,7 +157,7 @@ func readVarint[T uint64 | int64](r *recordReader, decode func([]byte) (T, int))
 
 func (r *recordReader) int() int {
 	v := r.uvarint()
-	if v > 1<<31 {
+	if v > math.MaxInt32 {
 		r.bad = true
 		return 0
 	}
