@@ -233,31 +233,39 @@ func itemDelivery(item *badger.Item) (*delivery, error) {
 	return d, err
 }
 
+// quarantineBatch is how many entries one quarantine transaction moves
+// (two writes each, well inside Badger's transaction limit).
+const quarantineBatch = 500
+
 // quarantine moves schedule entries whose record does not decode to
 // wh/corrupt/..., so they neither block the queue nor vanish unnoticed.
 func (s *Service) quarantine(keys [][]byte) {
-	err := s.db.Update(func(txn *badger.Txn) error {
-		for _, k := range keys {
-			item, err := txn.Get(k)
-			if err != nil {
-				return err
+	for len(keys) > 0 {
+		part := keys[:min(len(keys), quarantineBatch)]
+		keys = keys[len(part):]
+		err := s.db.Update(func(txn *badger.Txn) error {
+			for _, k := range part {
+				item, err := txn.Get(k)
+				if err != nil {
+					return err
+				}
+				v, err := item.ValueCopy(nil)
+				if err != nil {
+					return err
+				}
+				if err := errors.Join(txn.Set(append([]byte(corruptPrefix), k[len(duePrefix):]...), v), txn.Delete(k)); err != nil {
+					return err
+				}
 			}
-			v, err := item.ValueCopy(nil)
-			if err != nil {
-				return err
-			}
-			if err := errors.Join(txn.Set(append([]byte(corruptPrefix), k[len(duePrefix):]...), v), txn.Delete(k)); err != nil {
-				return err
-			}
+			return nil
+		})
+		if err != nil {
+			s.logger().Error("webhooks: quarantining undecodable deliveries", zap.Error(err))
+			return
 		}
-		return nil
-	})
-	if err != nil {
-		s.logger().Error("webhooks: quarantining undecodable deliveries", zap.Error(err))
-		return
+		s.queued.Add(-int64(len(part)))
+		s.logger().Error("webhooks: undecodable deliveries moved to "+corruptPrefix, zap.Int("count", len(part)))
 	}
-	s.queued.Add(-int64(len(keys)))
-	s.logger().Error("webhooks: undecodable deliveries moved to "+corruptPrefix, zap.Int("count", len(keys)))
 }
 
 // loop is the dispatcher started by Start: a pass whenever something is

@@ -739,3 +739,45 @@ func TestAckTxnNeverSplitsAResult(t *testing.T) {
 		}
 	}
 }
+
+// Thousands of undecodable entries (say, written by a newer version) are
+// all set aside, in several transactions.
+func TestManyCorruptRecordsQuarantined(t *testing.T) {
+	db := openDB(t, t.TempDir())
+	clock := newFakeClock()
+	rcv := newReceiver(t, always(200))
+	s := newService(t, testOptions(db, clock))
+	subscribe(t, s, "p1", rcv.URL, EventLabelStatus)
+	const count = 2500 // × 2 writes: more than one transaction holds
+	for i := 0; i < count; i += 500 {
+		if err := db.Update(func(txn *badger.Txn) error {
+			for j := i; j < i+500; j++ {
+				if err := txn.Set(dueKey(clock.Now().Add(-time.Second), fmt.Sprintf("whd_bad%05d", j)), []byte{0x7f, 1, 2}); err != nil {
+					return err
+				}
+			}
+			return nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s.Publish("p1", []Event{{EventLabelStatus, "ok"}}, nil)
+	runDue(t, s)
+	if len(rcv.Hits()) != 1 {
+		t.Fatalf("hits %d", len(rcv.Hits()))
+	}
+	moved := 0
+	if err := db.View(func(txn *badger.Txn) error {
+		it := txn.NewIterator(badger.IteratorOptions{Prefix: []byte(corruptPrefix)})
+		defer it.Close()
+		for it.Rewind(); it.Valid(); it.Next() {
+			moved++
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if moved != count {
+		t.Fatalf("%d of %d undecodable entries quarantined", moved, count)
+	}
+}
