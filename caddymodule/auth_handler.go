@@ -122,9 +122,9 @@ func (h *AuthHandler) ServeHTTP(w http.ResponseWriter, r *http.Request, next cad
 	w.Header()[h.requestID] = v
 	r.Header[h.requestID] = v
 	caddyhttp.SetVar(r.Context(), requestIDVar, rid)
-	logged := accessLogged(r)
-	if logged {
-		addLogField(r, zap.String("request_id", rid))
+	extra := accessLogFields(r)
+	if extra != nil {
+		extra.Set(zap.String("request_id", rid))
 	}
 	svc := h.app.tokenService()
 	if svc == nil {
@@ -150,26 +150,22 @@ func (h *AuthHandler) ServeHTTP(w http.ResponseWriter, r *http.Request, next cad
 	r.Header[h.identity] = []string{id.PartnerID}
 	caddyhttp.SetVar(r.Context(), partnerIDVar, id.PartnerID)
 	caddyhttp.SetVar(r.Context(), clientIDVar, id.ClientID)
-	if logged {
-		addLogField(r, zap.String("partner_id", id.PartnerID))
-		addLogField(r, zap.String("client_id", id.ClientID))
+	if extra != nil {
+		extra.Set(zap.String("partner_id", id.PartnerID))
+		extra.Set(zap.String("client_id", id.ClientID))
 	}
 	return next.ServeHTTP(w, r)
 }
 
-// accessLogged reports whether r's server writes access logs, the only
-// reader of the extra log fields (a server without a log directive skips
-// the work of adding them).
-func accessLogged(r *http.Request) bool {
-	srv, ok := r.Context().Value(caddyhttp.ServerCtxKey).(*caddyhttp.Server)
-	return !ok || srv == nil || srv.Logs != nil
-}
-
-// addLogField adds f to r's access log entry.
-func addLogField(r *http.Request, f zap.Field) {
-	if extra, ok := r.Context().Value(caddyhttp.ExtraLogFieldsCtxKey).(*caddyhttp.ExtraLogFields); ok {
-		extra.Set(f)
+// accessLogFields returns the fields Caddy adds to r's access log entry,
+// or nil when r's server writes no access log (the only reader of those
+// fields; a server without a log directive skips the work of adding them).
+func accessLogFields(r *http.Request) *caddyhttp.ExtraLogFields {
+	if srv, ok := r.Context().Value(caddyhttp.ServerCtxKey).(*caddyhttp.Server); ok && srv != nil && srv.Logs == nil {
+		return nil
 	}
+	extra, _ := r.Context().Value(caddyhttp.ExtraLogFieldsCtxKey).(*caddyhttp.ExtraLogFields)
+	return extra
 }
 
 // refuse answers 401 or 403 with the challenge and a problem body.

@@ -42,14 +42,15 @@ func main() {
 	rounds := flag.Int("rounds", 60, "rounds; each drives every site once, rotating which goes first (many short rounds share the machine's noise evenly)")
 	duration := flag.Duration("duration", 300*time.Millisecond, "load duration per site per round")
 	workers := flag.Int("workers", 16, "concurrent keep-alive clients")
+	profile := flag.String("cpuprofile", "", "after the rounds, write a 10 s CPU profile of the gateway process under protected-site load only to this file (read it with go tool pprof -top -cum FILE)")
 	flag.Parse()
-	if err := run(*caddyBin, *rounds, *duration, *workers); err != nil {
+	if err := run(*caddyBin, *rounds, *duration, *workers, *profile); err != nil {
 		fmt.Fprintln(os.Stderr, "bench/proxy:", err)
 		os.Exit(1)
 	}
 }
 
-func run(caddyBin string, rounds int, duration time.Duration, workers int) error {
+func run(caddyBin string, rounds int, duration time.Duration, workers int, profile string) error {
 	if rounds < 1 || workers < 1 || duration <= 0 {
 		return errors.New("rounds, workers and duration must be positive")
 	}
@@ -156,6 +157,45 @@ func run(caddyBin string, rounds int, duration time.Duration, workers int) error
 		fmt.Printf("%-9s / bare: %7.0f vs %7.0f req/s   ratio %.3f (median of rounds %.3f; target >= %.2f: %s)\n",
 			t.name, s.subject, s.baseline, s.ratio, s.median, t.target, verdict)
 	}
+	if profile != "" {
+		return profileGateway(client, admin, targets[2].url, auth, workers, profile)
+	}
+	return nil
+}
+
+// profileGateway drives url alone while it fetches a 10 s CPU profile of
+// the gateway from its admin API (Caddy serves /debug/pprof there) and
+// writes it to path.
+func profileGateway(client *http.Client, admin int, url, auth string, workers int, path string) error {
+	type fetched struct {
+		body []byte
+		err  error
+	}
+	done := make(chan fetched, 1)
+	go func() {
+		resp, err := http.Get(fmt.Sprintf("http://127.0.0.1:%d/debug/pprof/profile?seconds=10", admin))
+		if err != nil {
+			done <- fetched{err: err}
+			return
+		}
+		defer resp.Body.Close()
+		b, err := io.ReadAll(resp.Body)
+		if err == nil && resp.StatusCode != http.StatusOK {
+			err = fmt.Errorf("profile: status %d", resp.StatusCode)
+		}
+		done <- fetched{b, err}
+	}()
+	if _, err := drive(client, url, auth, workers, 11*time.Second); err != nil {
+		return err
+	}
+	f := <-done
+	if f.err != nil {
+		return f.err
+	}
+	if err := os.WriteFile(path, f.body, 0o644); err != nil {
+		return err
+	}
+	fmt.Printf("wrote a CPU profile of the gateway under protected load to %s (go tool pprof -top -cum %s)\n", path, path)
 	return nil
 }
 
