@@ -130,44 +130,52 @@ func (s *Service) replay(pick func(txn *badger.Txn, limit int) ([]*delivery, err
 	if s.closed.Load() {
 		return 0, errClosed
 	}
-	limit := replayBatch
-	for try := 0; ; try++ {
-		var moved []*delivery
-		now := s.clock().UTC()
-		err := s.db.Update(func(txn *badger.Txn) error {
-			ds, err := pick(txn, limit)
-			if err != nil {
+	var moved []*delivery
+	var now time.Time
+	_, err := s.updateShrinking(replayBatch, func(txn *badger.Txn, limit int) error {
+		moved, now = nil, s.clock().UTC()
+		ds, err := pick(txn, limit)
+		if err != nil {
+			return err
+		}
+		for _, d := range ds {
+			exp := timeKey(deadExpPrefix, d.Expires, d.ID)
+			d.Attempts, d.First, d.Due, d.Expires = 0, time.Time{}, now, time.Time{}
+			if err := errors.Join(txn.Delete([]byte(deadPrefix+d.ID)), txn.Delete(exp),
+				txn.Set(dueKey(now, d.ID), d.marshal())); err != nil {
 				return err
 			}
-			for _, d := range ds {
-				exp := timeKey(deadExpPrefix, d.Expires, d.ID)
-				d.Attempts, d.First, d.Due, d.Expires = 0, time.Time{}, now, time.Time{}
-				if err := errors.Join(txn.Delete([]byte(deadPrefix+d.ID)), txn.Delete(exp),
-					txn.Set(dueKey(now, d.ID), d.marshal())); err != nil {
-					return err
-				}
-			}
-			moved = ds
-			return nil
-		})
-		if errors.Is(err, badger.ErrConflict) && try < maxConflictRetries {
-			continue
 		}
-		if errors.Is(err, badger.ErrTxnTooBig) && limit > 1 {
-			limit /= 2 // nothing was written: the transaction is dropped whole
-			try--
-			continue
+		moved = ds
+		return nil
+	})
+	if err != nil {
+		return 0, err
+	}
+	if len(moved) > 0 {
+		s.queued.Add(int64(len(moved)))
+		s.dead.Add(-int64(len(moved)))
+		s.sched.noteDue(dueKey(now, ""))
+		s.reportDepth()
+	}
+	return len(moved), nil
+}
+
+// updateShrinking runs fn in an update transaction with a batch limit,
+// again on a conflict (up to maxConflictRetries times) and with half the
+// limit when the transaction is too big (a failed transaction writes
+// nothing). It returns the limit of the transaction that committed.
+func (s *Service) updateShrinking(limit int, fn func(txn *badger.Txn, limit int) error) (int, error) {
+	for conflicts := 0; ; {
+		err := s.db.Update(func(txn *badger.Txn) error { return fn(txn, limit) })
+		switch {
+		case errors.Is(err, badger.ErrConflict) && conflicts < maxConflictRetries:
+			conflicts++
+		case errors.Is(err, badger.ErrTxnTooBig) && limit > 1:
+			limit /= 2
+		default:
+			return limit, err
 		}
-		if err != nil {
-			return 0, err
-		}
-		if len(moved) > 0 {
-			s.queued.Add(int64(len(moved)))
-			s.dead.Add(-int64(len(moved)))
-			s.sched.noteDue(dueKey(now, ""))
-			s.reportDepth()
-		}
-		return len(moved), nil
 	}
 }
 
@@ -178,10 +186,11 @@ const purgeBatch = 2000
 // PurgeDead deletes dead letters whose retention has passed (by the
 // injected clock). Start runs it hourly; it returns how many it deleted.
 func (s *Service) PurgeDead() (int, error) {
-	total, limit := 0, purgeBatch
-	for try := 0; ; {
-		now, n := s.clock(), 0
-		err := s.db.Update(func(txn *badger.Txn) error {
+	total := 0
+	for {
+		n := 0
+		limit, err := s.updateShrinking(purgeBatch, func(txn *badger.Txn, limit int) error {
+			now := s.clock()
 			n = 0
 			it := txn.NewIterator(badger.IteratorOptions{Prefix: []byte(deadExpPrefix)})
 			defer it.Close()
@@ -200,14 +209,6 @@ func (s *Service) PurgeDead() (int, error) {
 			}
 			return nil
 		})
-		if errors.Is(err, badger.ErrConflict) && try < maxConflictRetries {
-			try++
-			continue
-		}
-		if errors.Is(err, badger.ErrTxnTooBig) && limit > 1 {
-			limit /= 2 // nothing was written: the transaction is dropped whole
-			continue
-		}
 		if err != nil {
 			return total, err
 		}

@@ -42,10 +42,7 @@ func (d *delivery) marshal() []byte {
 	if d.Test {
 		flags |= flagTest
 	}
-	times := []struct {
-		t    time.Time
-		flag byte
-	}{{d.Created, flagCreated}, {d.First, flagFirst}, {d.Due, flagDue}, {d.Expires, flagExpires}}
+	times := d.times()
 	for _, t := range times {
 		if !t.t.IsZero() {
 			flags |= t.flag
@@ -73,6 +70,18 @@ func (d *delivery) marshal() []byte {
 	return b
 }
 
+// times lists the record's optional times with their flags, in record
+// order.
+func (d *delivery) times() [4]recordTime {
+	return [4]recordTime{{&d.Created, flagCreated}, {&d.First, flagFirst}, {&d.Due, flagDue}, {&d.Expires, flagExpires}}
+}
+
+// recordTime is one optional time of a record and its flag.
+type recordTime struct {
+	t    *time.Time
+	flag byte
+}
+
 func appendString(b []byte, s string) []byte {
 	return append(binary.AppendUvarint(b, uint64(len(s))), s...)
 }
@@ -94,10 +103,7 @@ func unmarshalDelivery(v []byte) (*delivery, error) {
 	}
 	d.Test = flags&flagTest != 0
 	d.Attempts, d.TotalAttempts = r.int(), r.int()
-	for _, t := range []struct {
-		t    *time.Time
-		flag byte
-	}{{&d.Created, flagCreated}, {&d.First, flagFirst}, {&d.Due, flagDue}, {&d.Expires, flagExpires}} {
+	for _, t := range d.times() {
 		if flags&t.flag != 0 {
 			*t.t = r.time()
 		}
