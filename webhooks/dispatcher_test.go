@@ -627,14 +627,10 @@ func TestReplayBigDeadLetters(t *testing.T) {
 	clock := newFakeClock()
 	s := newService(t, testOptions(db, clock))
 	const count = 150
-	longErr := strings.Repeat("dial tcp: lookup very-long-host-name.example: no such host; ", 40) // ≈ 2.4 KB
 	for i := range count {
-		d := &delivery{ID: fmt.Sprintf("whd_big%03d", i), SubscriptionID: "sub_big", PartnerID: "p1",
-			Event: Event{EventLabelStatus, "1"}, URL: "https://example.com/hook", Created: clock.Now(),
-			Due: clock.Now(), Expires: clock.Now().Add(time.Hour)}
-		for a := 1; a <= MaxAttemptLog; a++ {
-			d.logAttempt(AttemptRecord{At: clock.Now(), Attempt: a, Error: longErr})
-		}
+		d := testDelivery(fmt.Sprintf("whd_big%03d", i), "sub_big", clock.Now())
+		d.Expires = clock.Now().Add(time.Hour)
+		fillAttemptLog(d, clock.Now())
 		if err := db.Update(func(txn *badger.Txn) error {
 			return errors.Join(txn.Set([]byte(deadPrefix+d.ID), d.marshal()),
 				txn.Set(timeKey(deadExpPrefix, d.Expires, d.ID), nil))
@@ -664,9 +660,8 @@ func TestPurgeDeadManyExpired(t *testing.T) {
 	for i := 0; i < count; i += 500 {
 		if err := db.Update(func(txn *badger.Txn) error {
 			for j := i; j < i+500; j++ {
-				d := &delivery{ID: fmt.Sprintf("whd_old%05d", j), SubscriptionID: "sub_x", PartnerID: "p1",
-					Event: Event{EventLabelStatus, "1"}, URL: "https://example.com/hook", Created: clock.Now(),
-					Due: clock.Now(), Expires: clock.Now().Add(time.Minute)}
+				d := testDelivery(fmt.Sprintf("whd_old%05d", j), "sub_x", clock.Now())
+				d.Expires = clock.Now().Add(time.Minute)
 				if err := errors.Join(txn.Set([]byte(deadPrefix+d.ID), d.marshal()),
 					txn.Set(timeKey(deadExpPrefix, d.Expires, d.ID), nil)); err != nil {
 					return err
@@ -694,18 +689,14 @@ func TestAckTxnNeverSplitsAResult(t *testing.T) {
 	db := openDB(t, t.TempDir())
 	clock := newFakeClock()
 	s := newService(t, testOptions(db, clock))
-	longErr := strings.Repeat("dial tcp: lookup very-long-host-name.example: no such host; ", 40)
 	var batch []ackResult
 	for i := range 40 {
-		d := &delivery{ID: fmt.Sprintf("whd_ack%03d", i), SubscriptionID: "sub_x", PartnerID: "p1",
-			Event: Event{EventLabelStatus, "1"}, URL: "https://example.com/hook", Created: clock.Now(), Due: clock.Now()}
+		d := testDelivery(fmt.Sprintf("whd_ack%03d", i), "sub_x", clock.Now())
 		old := dueKey(d.Due, d.ID)
 		if err := db.Update(func(txn *badger.Txn) error { return txn.Set(old, d.marshal()) }); err != nil {
 			t.Fatal(err)
 		}
-		for a := 1; a <= MaxAttemptLog; a++ {
-			d.logAttempt(AttemptRecord{At: clock.Now(), Attempt: a, Error: longErr})
-		}
+		fillAttemptLog(d, clock.Now())
 		d.Due = clock.Now().Add(time.Minute)
 		batch = append(batch, ackResult{d: d, oldKey: old, outcome: OutcomeFailure})
 	}
@@ -779,5 +770,21 @@ func TestManyCorruptRecordsQuarantined(t *testing.T) {
 	}
 	if moved != count {
 		t.Fatalf("%d of %d undecodable entries quarantined", moved, count)
+	}
+}
+
+// testDelivery is a delivery of partner p1 to subscription sub, created and
+// due at now.
+func testDelivery(id, sub string, now time.Time) *delivery {
+	return &delivery{ID: id, SubscriptionID: sub, PartnerID: "p1", Event: Event{EventLabelStatus, "1"},
+		URL: "https://example.com/hook", Created: now, Due: now}
+}
+
+// fillAttemptLog gives d a full attempt log of long errors (about 50 KB in
+// all), the biggest record the queue writes.
+func fillAttemptLog(d *delivery, at time.Time) {
+	longErr := strings.Repeat("dial tcp: lookup very-long-host-name.example: no such host; ", 40) // ≈ 2.4 KB
+	for a := 1; a <= MaxAttemptLog; a++ {
+		d.logAttempt(AttemptRecord{At: at, Attempt: a, Error: longErr})
 	}
 }
