@@ -36,7 +36,7 @@ import (
 var (
 	mode       = flag.String("mode", "all", "e2e, backlog, tombstones or all")
 	n          = flag.Int("n", 1000000, "backlog size / insert-then-delete count")
-	deliveries = flag.Int("deliveries", 100000, "deliveries per measured dispatch run (long enough for a stable rate)")
+	deliveries = flag.Int("deliveries", 240000, "deliveries per measured dispatch run (long enough for a stable rate)")
 	receivers  = flag.Int("receivers", 8, "receiver listeners (distinct targets) in the e2e run")
 	dir        = flag.String("dir", "", "data directory (default: a temporary one, removed afterwards)")
 	memprofile = flag.String("memprofile", "", "write a heap profile to this file at the end")
