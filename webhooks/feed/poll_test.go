@@ -209,3 +209,44 @@ func TestReset(t *testing.T) {
 		t.Fatalf("cursor %q", f.Status().Cursor)
 	}
 }
+
+// A page far larger than one Badger transaction of the gateway's settings
+// (about 3,200 entries) is queued whole and its cursor stored: events go in
+// chunks, done-markers of event-less changes in batches of 1,000. A second
+// reader of the same page finds every change done.
+func TestPageLargerThanATransaction(t *testing.T) {
+	const size = 8000
+	db := openDB(t, t.TempDir())
+	ff, u := startFake(t)
+	for i := range size {
+		id := fmt.Sprint("c", i)
+		if i%4 == 0 { // an event for the plain partner
+			ff.add(chg(id, "plain", "outbound", fmt.Sprint("o", i), "status-changed"))
+		} else { // no event for a plain partner: only a done-marker
+			ff.add(chg(id, "plain", "shipment", fmt.Sprint("s", i), "created"))
+		}
+	}
+	pub := &recPublisher{db: db}
+	pc := PollConfig{URL: u, PageSize: size, Interval: time.Second}
+	f := testFeed(t, db, pub, pc)
+	if w := f.Poll(bg); w != 0 {
+		t.Fatalf("first poll waits %v (%s), want 0 after a full page", w, f.Status().LastError)
+	}
+	if got := len(queued(t, db)); got != size/4 {
+		t.Fatalf("queued %d events, want %d", got, size/4)
+	}
+	if st := f.Status(); st.Cursor != fmt.Sprint(size) || st.ChangesRead != size {
+		t.Fatalf("status %+v", st)
+	}
+	_ = f.Close()
+
+	// Reading the page again (the cursor reset) queues nothing more.
+	f2 := testFeed(t, db, pub, pc)
+	if err := f2.Reset("", false); err != nil {
+		t.Fatal(err)
+	}
+	f2.Poll(bg)
+	if st := f2.Status(); st.Duplicates != size || len(queued(t, db)) != size/4 {
+		t.Fatalf("second read: %+v, %d queued", st, len(queued(t, db)))
+	}
+}
