@@ -9,13 +9,16 @@
 //
 // Every request carries the same Bearer token (fetched from the protected
 // site's token endpoint), so the three differ only in the gateway's work.
-// It drives the sites in turn, rotating which goes first, for several rounds
-// of a fixed duration each, with keep-alive HTTP clients, and prints each
-// round's requests per second and, per site, the ratio to bare (targets:
+// It drives the sites one after another, cycling through every order of them,
+// for several rounds of a fixed duration each, with keep-alive HTTP clients,
+// and prints each round's requests per second. It does this in several runs,
+// each with a fresh gateway process (one process's ratios drift by a few per cent from
+// the next's, whatever the number of rounds), and prints each run's ratios
+// to bare and, per site, the ratio over all rounds of all runs (targets:
 // versioned at least 0.97, protected at least 0.95).
 //
 //	go run ./bench/proxy                       # builds the gateway from ./cmd/fulfilgate
-//	go run ./bench/proxy -caddy ./caddy -rounds 60 -duration 300ms -workers 16   # the defaults
+//	go run ./bench/proxy -caddy ./caddy -runs 3 -rounds 60 -duration 300ms -workers 16   # the defaults
 package main
 
 import (
@@ -39,20 +42,29 @@ import (
 
 func main() {
 	caddyBin := flag.String("caddy", "", "gateway binary (default: a fresh build of ./cmd/fulfilgate)")
-	rounds := flag.Int("rounds", 60, "rounds; each drives every site once, rotating which goes first (many short rounds share the machine's noise evenly)")
+	runs := flag.Int("runs", 3, "gateway processes, one after another; the ratios are over all their rounds (one process's ratio drifts by a few per cent from the next's)")
+	rounds := flag.Int("rounds", 60, "rounds per run; each drives every site once, cycling through every order of the sites (many short rounds share the machine's noise evenly)")
 	duration := flag.Duration("duration", 300*time.Millisecond, "load duration per site per round")
 	workers := flag.Int("workers", 16, "concurrent keep-alive clients")
-	profile := flag.String("cpuprofile", "", "after the rounds, write a 10 s CPU profile of the gateway process under protected-site load only to this file (read it with go tool pprof -top -cum FILE)")
+	profile := flag.String("cpuprofile", "", "after the last run's rounds, write a 10 s CPU profile of the gateway process under protected-site load only to this file (read it with go tool pprof -top -cum FILE)")
 	flag.Parse()
-	if err := run(*caddyBin, *rounds, *duration, *workers, *profile); err != nil {
+	if err := run(*caddyBin, *runs, *rounds, *duration, *workers, *profile); err != nil {
 		fmt.Fprintln(os.Stderr, "bench/proxy:", err)
 		os.Exit(1)
 	}
 }
 
-func run(caddyBin string, rounds int, duration time.Duration, workers int, profile string) error {
-	if rounds < 1 || workers < 1 || duration <= 0 {
-		return errors.New("rounds, workers and duration must be positive")
+// targets are the sites measured: bare first (the baseline), then the
+// others with the least ratio to bare each must reach.
+var targets = []target{
+	{name: "bare", path: "/wms/items?page=1"},
+	{name: "versioned", path: "/api/fulfilment/v4/products?page=1", target: 0.97},
+	{name: "protected", path: "/api/fulfilment/v4/products?page=1", target: 0.95},
+}
+
+func run(caddyBin string, runs, rounds int, duration time.Duration, workers int, profile string) error {
+	if runs < 1 || rounds < 1 || workers < 1 || duration <= 0 {
+		return errors.New("runs, rounds, workers and duration must be positive")
 	}
 	tmp, err := os.MkdirTemp("", "fulfilgate-bench-proxy-")
 	if err != nil {
@@ -62,26 +74,71 @@ func run(caddyBin string, rounds int, duration time.Duration, workers int, profi
 	if caddyBin, err = findBinary(caddyBin, tmp); err != nil {
 		return err
 	}
+	fmt.Printf("bench/proxy: %s, %d runs x %d rounds x %s per site, %d keep-alive workers\n",
+		caddyBin, runs, rounds, duration, workers)
+	all := make([][]result, len(targets)) // [target][round of any run]
+	perRun := make([][]float64, len(targets))
+	for r := range runs {
+		prof := ""
+		if r == runs-1 {
+			prof = profile
+		}
+		res, err := session(caddyBin, filepath.Join(tmp, fmt.Sprint("run", r+1)), rounds, duration, workers, prof)
+		if err != nil {
+			return fmt.Errorf("run %d: %w", r+1, err)
+		}
+		line := fmt.Sprintf("run %d:", r+1)
+		for j := range targets {
+			all[j] = append(all[j], res[j]...)
+			if j > 0 {
+				ratio := summarize(res[j], res[0]).ratio
+				perRun[j] = append(perRun[j], ratio)
+				line += fmt.Sprintf("  %s/bare %.3f", targets[j].name, ratio)
+			}
+		}
+		fmt.Println(line)
+	}
+	for j, t := range targets[1:] {
+		s := summarize(all[j+1], all[0])
+		verdict := "met"
+		if s.ratio < t.target {
+			verdict = "NOT met"
+		}
+		runsText := make([]string, len(perRun[j+1]))
+		for i, v := range perRun[j+1] {
+			runsText[i] = fmt.Sprintf("%.3f", v)
+		}
+		fmt.Printf("%-9s / bare: %7.0f vs %7.0f req/s   ratio %.3f over %d runs (runs %s; median of rounds %.3f; target >= %.2f: %s)\n",
+			t.name, s.subject, s.baseline, s.ratio, runs, strings.Join(runsText, ", "), s.median, t.target, verdict)
+	}
+	return nil
+}
 
+// session runs one gateway process in dir and drives its sites for the
+// given rounds; it returns each target's rounds, in the order of targets.
+func session(caddyBin, dir string, rounds int, duration time.Duration, workers int, profile string) ([][]result, error) {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, err
+	}
 	ports, err := freePorts(5)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	admin, versioned, protected, bare, upstream := ports[0], ports[1], ports[2], ports[3], ports[4]
-	if err := os.WriteFile(filepath.Join(tmp, "Caddyfile"), []byte(benchCaddyfile(admin, versioned, protected, bare, upstream, tmp)), 0o600); err != nil {
-		return err
+	if err := os.WriteFile(filepath.Join(dir, "Caddyfile"), []byte(benchCaddyfile(admin, versioned, protected, bare, upstream, dir)), 0o600); err != nil {
+		return nil, err
 	}
-	logs, err := os.Create(filepath.Join(tmp, "caddy.log"))
+	logs, err := os.Create(filepath.Join(dir, "caddy.log"))
 	if err != nil {
-		return err
+		return nil, err
 	}
 	defer logs.Close()
 	cmd := exec.Command(caddyBin, "run", "--config", "Caddyfile", "--adapter", "caddyfile")
-	cmd.Dir = tmp
-	cmd.Env = append(os.Environ(), "HOME="+tmp, "XDG_DATA_HOME="+tmp, "XDG_CONFIG_HOME="+tmp)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "HOME="+dir, "XDG_DATA_HOME="+dir, "XDG_CONFIG_HOME="+dir)
 	cmd.Stdout, cmd.Stderr = logs, logs
 	if err := cmd.Start(); err != nil {
-		return err
+		return nil, err
 	}
 	defer func() {
 		_ = cmd.Process.Signal(os.Interrupt)
@@ -98,48 +155,45 @@ func run(caddyBin string, rounds int, duration time.Duration, workers int, profi
 	tokenURL := fmt.Sprintf("http://127.0.0.1:%d/api/auth/token", protected)
 	if err := waitStatus(tokenURL, http.StatusMethodNotAllowed, 30*time.Second); err != nil {
 		b, _ := os.ReadFile(logs.Name())
-		return fmt.Errorf("protected site not ready: %v\n%s", err, b)
+		return nil, fmt.Errorf("protected site not ready: %v\n%s", err, b)
 	}
 	token, err := fetchToken(tokenURL)
 	if err != nil {
 		b, _ := os.ReadFile(logs.Name())
-		return fmt.Errorf("%v\n%s", err, b)
+		return nil, fmt.Errorf("%v\n%s", err, b)
 	}
 	// Every site gets the identical request, token included, so that what
 	// differs is the gateway's work, not the bytes on the wire.
 	auth := "Bearer " + token
-	targets := []target{
-		{name: "bare", url: fmt.Sprintf("http://127.0.0.1:%d/wms/items?page=1", bare)},
-		{name: "versioned", url: fmt.Sprintf("http://127.0.0.1:%d/api/fulfilment/v4/products?page=1", versioned), target: 0.97},
-		{name: "protected", url: fmt.Sprintf("http://127.0.0.1:%d/api/fulfilment/v4/products?page=1", protected), target: 0.95},
-	}
-	for _, t := range targets {
-		if err := get(context.Background(), http.DefaultClient, t.url, auth); err != nil {
-			return fmt.Errorf("%s site: %v", t.name, err)
+	port := map[string]int{"bare": bare, "versioned": versioned, "protected": protected}
+	urls := make([]string, len(targets))
+	for j, t := range targets {
+		urls[j] = fmt.Sprintf("http://127.0.0.1:%d%s", port[t.name], t.path)
+		if err := get(context.Background(), http.DefaultClient, urls[j], auth); err != nil {
+			return nil, fmt.Errorf("%s site: %v", t.name, err)
 		}
 	}
 
 	client := &http.Client{Transport: &http.Transport{
 		MaxIdleConns: workers * 4, MaxIdleConnsPerHost: workers, IdleConnTimeout: time.Minute,
 	}}
-	fmt.Printf("bench/proxy: %s, %d rounds x %s per site, %d keep-alive workers\n",
-		caddyBin, rounds, duration, workers)
 	// Warm-up: connections, caches.
-	for _, t := range targets {
-		if _, err := drive(client, t.url, auth, workers, duration/3); err != nil {
-			return err
+	for _, u := range urls {
+		if _, err := drive(client, u, auth, workers, duration/3); err != nil {
+			return nil, err
 		}
 	}
 	results := make([][]result, len(targets)) // [target][round]
+	orders := permutations(len(targets))
 	for i := range rounds {
-		// Rotate which site goes first, so that none always inherits
-		// another's garbage and connection state.
+		// Cycle through every order of the sites, so that each goes first
+		// and follows each other site equally often: a site inherits its
+		// predecessor's garbage and closing connections.
 		line := fmt.Sprintf("round %2d:", i+1)
-		for k := range targets {
-			j := (i + k) % len(targets)
-			res, err := drive(client, targets[j].url, auth, workers, duration)
+		for _, j := range orders[i%len(orders)] {
+			res, err := drive(client, urls[j], auth, workers, duration)
 			if err != nil {
-				return fmt.Errorf("%s: %v", targets[j].name, err)
+				return nil, fmt.Errorf("%s: %v", targets[j].name, err)
 			}
 			results[j] = append(results[j], res)
 		}
@@ -148,19 +202,27 @@ func run(caddyBin string, rounds int, duration time.Duration, workers int, profi
 		}
 		fmt.Println(line)
 	}
-	for j, t := range targets[1:] {
-		s := summarize(results[j+1], results[0])
-		verdict := "met"
-		if s.ratio < t.target {
-			verdict = "NOT met"
-		}
-		fmt.Printf("%-9s / bare: %7.0f vs %7.0f req/s   ratio %.3f (median of rounds %.3f; target >= %.2f: %s)\n",
-			t.name, s.subject, s.baseline, s.ratio, s.median, t.target, verdict)
-	}
 	if profile != "" {
-		return profileGateway(client, admin, targets[2].url, auth, workers, profile)
+		if err := profileGateway(client, admin, urls[2], auth, workers, profile); err != nil {
+			return nil, err
+		}
 	}
-	return nil
+	return results, nil
+}
+
+// permutations returns every order of 0..n-1.
+func permutations(n int) [][]int {
+	if n == 0 {
+		return [][]int{{}}
+	}
+	var out [][]int
+	for _, p := range permutations(n - 1) {
+		for at := 0; at <= len(p); at++ {
+			q := append(append(append(make([]int, 0, n), p[:at]...), n-1), p[at:]...)
+			out = append(out, q)
+		}
+	}
+	return out
 }
 
 // profileGateway drives url alone while it fetches a 10 s CPU profile of
@@ -199,10 +261,11 @@ func profileGateway(client *http.Client, admin int, url, auth string, workers in
 	return nil
 }
 
-// target is one site: its URL and the least ratio to bare it must reach.
+// target is one site: its request path and the least ratio to bare it must
+// reach.
 type target struct {
-	name, url string
-	target    float64
+	name, path string
+	target     float64
 }
 
 // result is one site's load over one round.
