@@ -121,7 +121,11 @@ func (h *AuthHandler) ServeHTTP(w http.ResponseWriter, r *http.Request, next cad
 	v := []string{rid}
 	w.Header()[h.requestID] = v
 	r.Header[h.requestID] = v
-	caddyhttp.SetVar(r.Context(), requestIDVar, rid)
+	// Caddy's vars map (nil outside a Caddy server), looked up once.
+	vars, _ := r.Context().Value(caddyhttp.VarsCtxKey).(map[string]any)
+	if vars != nil {
+		vars[requestIDVar] = rid
+	}
 	extra := accessLogFields(r)
 	if extra != nil {
 		extra.Set(zap.String("request_id", rid))
@@ -148,8 +152,10 @@ func (h *AuthHandler) ServeHTTP(w http.ResponseWriter, r *http.Request, next cad
 		r.Header.Del(name)
 	}
 	r.Header[h.identity] = []string{id.PartnerID}
-	caddyhttp.SetVar(r.Context(), partnerIDVar, id.PartnerID)
-	caddyhttp.SetVar(r.Context(), clientIDVar, id.ClientID)
+	if vars != nil {
+		vars[partnerIDVar] = id.PartnerID
+		vars[clientIDVar] = id.ClientID
+	}
 	if extra != nil {
 		extra.Set(zap.String("partner_id", id.PartnerID))
 		extra.Set(zap.String("client_id", id.ClientID))
