@@ -85,17 +85,20 @@ func (a *App) Start() error {
 	if err != nil {
 		return err
 	}
-	if err := a.startTokens(st); err != nil {
+	st.startedOn(a)
+	fail := func(part string, err error) error {
+		st.restoreFrom(a) // the running config's settings, if this one's were applied
 		_ = releaseState(a.dir)
-		return fmt.Errorf("tokens: %w", err)
+		return fmt.Errorf("%s: %w", part, err)
+	}
+	if err := a.startTokens(st); err != nil {
+		return fail("tokens", err)
 	}
 	if err := a.startWebhooks(st); err != nil {
-		_ = releaseState(a.dir)
-		return fmt.Errorf("webhooks: %w", err)
+		return fail("webhooks", err)
 	}
 	if err := a.startFeeds(st); err != nil {
-		_ = releaseState(a.dir)
-		return fmt.Errorf("feeds: %w", err)
+		return fail("feeds", err)
 	}
 	a.state.Store(st)
 	a.logger.Info("fulfilment app started", zap.String("data_dir", a.dir))
@@ -103,11 +106,16 @@ func (a *App) Start() error {
 }
 
 // Stop releases this config's hold on the data directory. The database and
-// the background workers close when the last config using them stops.
+// the background workers close when the last config using them stops. If
+// this config never became the running one (another app of it failed to
+// start) while its settings were applied to the shared parts, the running
+// config's settings are put back first.
 func (a *App) Stop() error {
-	if a.state.Swap(nil) == nil {
+	st := a.state.Swap(nil)
+	if st == nil {
 		return nil
 	}
+	st.restoreFrom(a) // another app of this config failed to start
 	return releaseState(a.dir)
 }
 

@@ -27,6 +27,11 @@ type sharedState struct {
 	mu       sync.Mutex
 	services map[string]any
 	order    []string // creation order; closed in reverse
+
+	cfgMu   sync.Mutex                  // one apply or restore at a time (state_in_force.go)
+	apps    []*App                      // configs started on this data directory, oldest first
+	inForce map[string]*App             // part ("tokens", "feeds") → the config whose settings it runs with
+	reapply map[string]func(*App) error // part → puts a config's settings into it
 }
 
 // service returns the long-running service registered under name, creating

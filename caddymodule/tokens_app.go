@@ -165,7 +165,10 @@ func (a *App) startTokens(st *sharedState) error {
 		return err
 	}
 	svc := v.(*tokens.Service)
-	if err := svc.Configure(a.Tokens.cfg); err != nil {
+	err = st.applyFor(a, "tokens",
+		func() error { return svc.Configure(a.Tokens.cfg) },
+		func(to *App) error { return svc.Configure(to.Tokens.cfg) })
+	if err != nil {
 		return err
 	}
 	a.Tokens.svc = svc

@@ -1,0 +1,83 @@
+package caddymodule
+
+import (
+	"slices"
+
+	"go.uber.org/zap"
+)
+
+// A reload starts the new config while the old one still runs, and both
+// use the data directory's one token service and feed readers. The new
+// config's Start applies its settings to them; if the reload then fails
+// (a later part of this app's Start, or another app, fails), Caddy keeps
+// the old config running, and the parts must run with its settings again.
+// (The webhook dispatcher does the same with its own runtime; see
+// webhookRuntime.revert.)
+
+// startedOn records that config a started on this data directory, and
+// forgets configs that are no longer running.
+func (s *sharedState) startedOn(a *App) {
+	s.cfgMu.Lock()
+	defer s.cfgMu.Unlock()
+	s.apps = slices.DeleteFunc(s.apps, func(x *App) bool { return x == a || x.state.Load() == nil })
+	s.apps = append(s.apps, a)
+}
+
+// applyFor runs apply, which puts a's settings into part, and on success
+// records a as the config whose settings part runs with. reapply puts
+// another config's settings into part: restoreFrom uses it when a's config
+// does not become the running one. If apply fails half-way, the settings
+// in force before are put back at once.
+func (s *sharedState) applyFor(a *App, part string, apply func() error, reapply func(to *App) error) error {
+	s.cfgMu.Lock()
+	defer s.cfgMu.Unlock()
+	if s.inForce == nil {
+		s.inForce, s.reapply = map[string]*App{}, map[string]func(*App) error{}
+	}
+	s.reapply[part] = reapply
+	if err := apply(); err != nil {
+		if prev := s.inForce[part]; prev != nil && prev != a {
+			s.reapplyLocked(part, prev)
+		}
+		return err
+	}
+	s.inForce[part] = a
+	return nil
+}
+
+// restoreFrom is called when config gone stops running or fails to start.
+// Every part that runs with gone's settings gets the newest running
+// config's settings back: gone was the new config of a reload that failed
+// (a later part of this app's Start, or another app, failed), so Caddy
+// keeps the previous config. A config replaced by a successful reload is
+// not the one in force anywhere, and at shutdown nothing else runs: then
+// nothing happens.
+func (s *sharedState) restoreFrom(gone *App) {
+	s.cfgMu.Lock()
+	defer s.cfgMu.Unlock()
+	var to *App
+	for i := len(s.apps) - 1; i >= 0; i-- {
+		if x := s.apps[i]; x != gone && x.state.Load() != nil {
+			to = x
+			break
+		}
+	}
+	if to == nil {
+		return
+	}
+	for part, a := range s.inForce {
+		if a == gone && s.reapplyLocked(part, to) {
+			to.logger.Info("the running config's " + part + " settings restored (the new config did not start)")
+		}
+	}
+}
+
+// reapplyLocked puts to's settings into part; called with cfgMu held.
+func (s *sharedState) reapplyLocked(part string, to *App) bool {
+	if err := s.reapply[part](to); err != nil {
+		to.logger.Error("restoring the running config's "+part+" settings", zap.Error(err))
+		return false
+	}
+	s.inForce[part] = to
+	return true
+}

@@ -1,0 +1,173 @@
+package caddymodule
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/caddyserver/caddy/v2"
+	"go.uber.org/zap"
+)
+
+// part is a shared part whose settings are the name of the config that
+// applied them.
+type part struct {
+	mu   sync.Mutex
+	name string
+}
+
+func (p *part) set(v string) error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.name = v
+	return nil
+}
+
+func (p *part) get() string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.name
+}
+
+// A config whose settings were applied but which never became the running
+// one (a later part of the reload failed) gives the part back to the
+// running config; a config replaced by a successful reload, or the last
+// one stopping, leaves the settings alone.
+func TestInForceRestoredWhenAReloadFails(t *testing.T) {
+	st := &sharedState{}
+	p := &part{}
+	names := map[*App]string{}
+	newApp := func(name string) *App {
+		a := &App{logger: zap.NewNop()}
+		names[a] = name
+		return a
+	}
+	apply := func(a *App) error {
+		st.startedOn(a)
+		return st.applyFor(a, "part", func() error { return p.set(names[a]) },
+			func(to *App) error { return p.set(names[to]) })
+	}
+
+	old := newApp("old")
+	if err := apply(old); err != nil {
+		t.Fatal(err)
+	}
+	old.state.Store(st) // running
+
+	failed := newApp("failed")
+	if err := apply(failed); err != nil {
+		t.Fatal(err)
+	}
+	if p.get() != "failed" {
+		t.Fatal("settings not applied")
+	}
+	st.restoreFrom(failed) // its reload failed: it never got a state
+	if p.get() != "old" || st.inForce["part"] != old {
+		t.Fatalf("after the failed reload the part runs %q's settings", p.get())
+	}
+
+	next := newApp("next")
+	if err := apply(next); err != nil {
+		t.Fatal(err)
+	}
+	next.state.Store(st)
+	old.state.Store(nil)
+	st.restoreFrom(old) // replaced by a successful reload
+	if p.get() != "next" {
+		t.Fatalf("stopping the replaced config put back %q's settings", p.get())
+	}
+	next.state.Store(nil)
+	st.restoreFrom(next) // shutting down: nothing else runs
+	if p.get() != "next" {
+		t.Fatalf("shutting down put back %q's settings", p.get())
+	}
+}
+
+// An apply that fails half-way puts the running config's settings back at
+// once, and the failed config is not the one in force.
+func TestInForceRestoredWhenApplyFails(t *testing.T) {
+	st := &sharedState{}
+	p := &part{}
+	old := &App{logger: zap.NewNop()}
+	old.state.Store(st)
+	st.startedOn(old)
+	if err := st.applyFor(old, "part", func() error { return p.set("old") }, nil); err != nil {
+		t.Fatal(err)
+	}
+	bad := &App{logger: zap.NewNop()}
+	st.startedOn(bad)
+	err := st.applyFor(bad, "part",
+		func() error { _ = p.set("half of bad"); return errors.New("second feed refused") },
+		func(to *App) error {
+			if to != old {
+				return fmt.Errorf("restored to the wrong config")
+			}
+			return p.set("old")
+		})
+	if err == nil || p.get() != "old" || st.inForce["part"] != old {
+		t.Fatalf("err %v, part runs %q", err, p.get())
+	}
+}
+
+// Through Caddy: a reload that fails in the webhooks part, after the
+// tokens part took the new config's partners, leaves the running config's
+// partners and keys in force.
+func TestFailedReloadKeepsTokenSettings(t *testing.T) {
+	dir := t.TempDir()
+	key1 := "first-webhook-key-0123456789abcdef0123456789"
+	if err := caddy.Load(fulfilmentConfig(dir, key1, `{}`), true); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = caddy.Stop() })
+	app, _, err := runningApp()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The new config has another key for acme and a partner more, and
+	// webhook settings the running dispatcher refuses.
+	bad := fmt.Appendf(nil, `{"admin":{"disabled":true},"apps":{"fulfilment":{"data_dir":%q,
+		"tokens":{"partners":[{"id":"acme","webhook_key":"second-webhook-key-0123456789abcdef012345678"},
+		{"id":"globex","webhook_key":"globex-webhook-key-0123456789abcdef01234567"}]},
+		"webhooks":{"user_agent":"bad\u0001agent"}}}}`, dir)
+	if err := caddy.Load(bad, true); err == nil || !strings.Contains(err.Error(), "webhooks") {
+		t.Fatalf("reload error: %v", err)
+	}
+	svc := app.tokenService()
+	if _, ok := svc.Partner("globex"); ok {
+		t.Fatal("a partner of the refused config is in force")
+	}
+	acme, ok := svc.Partner("acme")
+	if !ok || string(acme.WebhookKey) != key1 {
+		t.Fatalf("acme's webhook key is %q, want the running config's", acme.WebhookKey)
+	}
+}
+
+// A config that started but is stopped because another of its apps failed
+// to start (Caddy then keeps the running config) puts the running config's
+// partners back as it stops.
+func TestStopOfAConfigThatNeverRanRestoresTokens(t *testing.T) {
+	running := startTokensApp(t, testTokensConfig())
+	cfg := testTokensConfig()
+	cfg.Partners = cfg.Partners[:1] // globex is gone in the new config
+	ctx, cancel := caddy.NewContext(caddy.Context{Context: context.Background()})
+	t.Cleanup(cancel)
+	next := &App{DataDir: running.DataDir, Tokens: cfg}
+	if err := next.Provision(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := next.Start(); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := running.tokenService().Partner("partner-globex"); ok {
+		t.Fatal("the new config's partners were not applied")
+	}
+	if err := next.Stop(); err != nil { // the new config's http app failed
+		t.Fatal(err)
+	}
+	if _, ok := running.tokenService().Partner("partner-globex"); !ok {
+		t.Fatal("the running config's partners were not put back")
+	}
+}
