@@ -21,6 +21,19 @@ func BenchmarkVerify(b *testing.B) {
 	}
 }
 
+// BenchmarkVerifyHeader: the Bearer guard's call, the whole Authorization
+// header of a token already seen.
+func BenchmarkVerifyHeader(b *testing.B) {
+	s, _, _ := newTestService(b, Config{Partners: demoPartners()})
+	header := "Bearer " + mustToken(b, s, "acme-client", acmeSecret).AccessToken
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := s.VerifyHeader(header); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
 // BenchmarkVerifyFirstSight: the signature and claims check of a token not
 // yet seen (Ed25519).
 func BenchmarkVerifyFirstSight(b *testing.B) {

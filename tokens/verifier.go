@@ -57,6 +57,15 @@ func (s *Service) VerifyHeader(authorization string) (Identity, *VerifyError) {
 	if authorization == "" {
 		return Identity{}, errMissing
 	}
+	// Fast path: a token seen before, looked up as sent. Only genuine
+	// tokens are cached, and a genuine token is well-formed (base64url and
+	// dots), so ParseBearer would return this very string: its scan of
+	// every character is only needed for a token not seen before.
+	if len(authorization) > 7 && len(authorization) <= MaxTokenLength+16 && strings.EqualFold(authorization[:7], "Bearer ") {
+		if v, ok := s.cache.Load().get(strings.TrimLeft(authorization[7:], " ")); ok {
+			return s.checkLive(s.settings.Load(), v)
+		}
+	}
 	tok, ok := ParseBearer(authorization)
 	if !ok {
 		return Identity{}, errMissing
@@ -184,7 +193,9 @@ func (s *Service) checkLive(st *settings, v *verified) (Identity, *VerifyError) 
 
 // verifyCache remembers tokens whose signature and fixed claims are good.
 // Only genuine tokens enter it, so its size is bounded by issuance; it is
-// also capped per shard.
+// also capped per shard. A token (about 400 bytes) is hashed once: the hash
+// picks the shard and is the map key, and the entry holds the token to
+// compare (a collision is a miss; the newer token replaces the older).
 type verifyCache struct {
 	seed   maphash.Seed
 	shards [16]verifyShard
@@ -192,7 +203,12 @@ type verifyCache struct {
 
 type verifyShard struct {
 	mu sync.RWMutex
-	m  map[string]*verified
+	m  map[uint64]cacheEntry
+}
+
+type cacheEntry struct {
+	token string
+	v     *verified
 }
 
 const verifyCachePerShard = 4096
@@ -200,30 +216,31 @@ const verifyCachePerShard = 4096
 func newVerifyCache() *verifyCache {
 	c := &verifyCache{seed: maphash.MakeSeed()}
 	for i := range c.shards {
-		c.shards[i].m = map[string]*verified{}
+		c.shards[i].m = map[uint64]cacheEntry{}
 	}
 	return c
 }
 
-func (c *verifyCache) shard(k string) *verifyShard {
-	return &c.shards[maphash.String(c.seed, k)%uint64(len(c.shards))]
-}
-
 func (c *verifyCache) get(token string) (*verified, bool) {
-	sh := c.shard(token)
+	h := maphash.String(c.seed, token)
+	sh := &c.shards[h%uint64(len(c.shards))]
 	sh.mu.RLock()
-	v, ok := sh.m[token]
+	e, ok := sh.m[h]
 	sh.mu.RUnlock()
-	return v, ok
+	if !ok || e.token != token {
+		return nil, false
+	}
+	return e.v, true
 }
 
 func (c *verifyCache) put(token string, v *verified, now time.Time) {
-	sh := c.shard(token)
+	h := maphash.String(c.seed, token)
+	sh := &c.shards[h%uint64(len(c.shards))]
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
 	if len(sh.m) >= verifyCachePerShard {
 		for k, e := range sh.m {
-			if now.Sub(e.exp) > MaxLeeway {
+			if now.Sub(e.v.exp) > MaxLeeway {
 				delete(sh.m, k)
 			}
 		}
@@ -234,5 +251,5 @@ func (c *verifyCache) put(token string, v *verified, now time.Time) {
 			delete(sh.m, k)
 		}
 	}
-	sh.m[token] = v
+	sh.m[h] = cacheEntry{token: token, v: v}
 }

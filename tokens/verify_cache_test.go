@@ -1,0 +1,54 @@
+package tokens
+
+import (
+	"hash/maphash"
+	"testing"
+	"time"
+)
+
+// A seen token is found by VerifyHeader without the header's full scan,
+// but only as the exact string that was verified: any other spelling of
+// the header takes the full path and gets the full path's answer.
+func TestVerifyHeaderFastPathOnlyForTheExactToken(t *testing.T) {
+	s, _, _ := newTestService(t, Config{Partners: demoPartners()})
+	tok := mustToken(t, s, "acme-client", acmeSecret).AccessToken
+	if id, err := s.VerifyHeader("Bearer " + tok); err != nil || id.PartnerID != "partner-acme" {
+		t.Fatalf("first verify: %v %+v", err, id)
+	}
+	for header, want := range map[string]Fault{
+		"Bearer " + tok:          0, // cached: fast path
+		"bearer   " + tok:        0, // scheme case and spaces, as ParseBearer allows
+		"Bearer " + tok + " ":    FaultMissing,
+		"Bearer " + tok + "\t":   FaultMissing,
+		"Bearer " + tok + "x":    FaultInvalid,
+		"Bearer " + tok + "=":    FaultInvalid,
+		"Bearer " + tok[:20]:     FaultInvalid,
+		"Bearer\t" + tok:         FaultMissing,
+		"Basic " + tok:           FaultMissing,
+		"Bearer " + tok + "\x00": FaultMissing,
+	} {
+		_, err := s.VerifyHeader(header)
+		switch {
+		case want == 0 && err != nil:
+			t.Errorf("%q: refused (%s)", header, err.Reason)
+		case want != 0 && (err == nil || err.Fault != want):
+			t.Errorf("%q: got %v, want fault %d", header, err, want)
+		}
+	}
+}
+
+// The cache compares the whole token: an entry filed under a token's hash
+// but holding another token is a miss.
+func TestVerifyCacheComparesTheToken(t *testing.T) {
+	c := newVerifyCache()
+	v := &verified{partner: "p", exp: time.Now().Add(time.Hour)}
+	c.put("token-a", v, time.Now())
+	if got, ok := c.get("token-a"); !ok || got != v {
+		t.Fatal("a cached token is not found")
+	}
+	h := maphash.String(c.seed, "token-b")
+	c.shards[h%uint64(len(c.shards))].m[h] = cacheEntry{token: "token-c", v: v}
+	if _, ok := c.get("token-b"); ok {
+		t.Fatal("another token's entry under the same hash was taken for this token")
+	}
+}
