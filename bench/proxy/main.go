@@ -33,6 +33,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -46,9 +47,15 @@ func main() {
 	rounds := flag.Int("rounds", 60, "rounds per run; each drives every site once, cycling through every order of the sites (many short rounds share the machine's noise evenly)")
 	duration := flag.Duration("duration", 300*time.Millisecond, "load duration per site per round")
 	workers := flag.Int("workers", 16, "concurrent keep-alive clients")
-	profile := flag.String("cpuprofile", "", "after the last run's rounds, write a 10 s CPU profile of the gateway process under protected-site load only to this file (read it with go tool pprof -top -cum FILE)")
+	profile := flag.String("cpuprofile", "", "after the last run's rounds, write a 10 s CPU profile of the gateway process under one site's load only to this file (read it with go tool pprof -top -cum FILE)")
+	profileSite := flag.String("cpuprofile-site", "protected", "the site whose load -cpuprofile profiles: bare, versioned or protected")
 	flag.Parse()
-	if err := run(*caddyBin, *runs, *rounds, *duration, *workers, *profile); err != nil {
+	profiled := slices.IndexFunc(targets, func(t target) bool { return t.name == *profileSite })
+	if profiled < 0 {
+		fmt.Fprintln(os.Stderr, "bench/proxy: -cpuprofile-site: no site", *profileSite)
+		os.Exit(2)
+	}
+	if err := run(*caddyBin, *runs, *rounds, *duration, *workers, profileRequest{*profile, profiled}); err != nil {
 		fmt.Fprintln(os.Stderr, "bench/proxy:", err)
 		os.Exit(1)
 	}
@@ -62,7 +69,14 @@ var targets = []target{
 	{name: "protected", path: "/api/fulfilment/v4/products?page=1", target: 0.95},
 }
 
-func run(caddyBin string, runs, rounds int, duration time.Duration, workers int, profile string) error {
+// profileRequest asks for a CPU profile (to path, if not empty) of the
+// gateway under the load of targets[site].
+type profileRequest struct {
+	path string
+	site int
+}
+
+func run(caddyBin string, runs, rounds int, duration time.Duration, workers int, profile profileRequest) error {
 	if runs < 1 || rounds < 1 || workers < 1 || duration <= 0 {
 		return errors.New("runs, rounds, workers and duration must be positive")
 	}
@@ -79,7 +93,7 @@ func run(caddyBin string, runs, rounds int, duration time.Duration, workers int,
 	all := make([][]result, len(targets)) // [target][round of any run]
 	perRun := make([][]float64, len(targets))
 	for r := range runs {
-		prof := ""
+		var prof profileRequest
 		if r == runs-1 {
 			prof = profile
 		}
@@ -116,7 +130,7 @@ func run(caddyBin string, runs, rounds int, duration time.Duration, workers int,
 
 // session runs one gateway process in dir and drives its sites for the
 // given rounds; it returns each target's rounds, in the order of targets.
-func session(caddyBin, dir string, rounds int, duration time.Duration, workers int, profile string) ([][]result, error) {
+func session(caddyBin, dir string, rounds int, duration time.Duration, workers int, profile profileRequest) ([][]result, error) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, err
 	}
@@ -202,8 +216,8 @@ func session(caddyBin, dir string, rounds int, duration time.Duration, workers i
 		}
 		fmt.Println(line)
 	}
-	if profile != "" {
-		if err := profileGateway(client, admin, urls[2], auth, workers, profile); err != nil {
+	if profile.path != "" {
+		if err := profileGateway(client, admin, targets[profile.site].name, urls[profile.site], auth, workers, profile.path); err != nil {
 			return nil, err
 		}
 	}
@@ -225,10 +239,11 @@ func permutations(n int) [][]int {
 	return out
 }
 
-// profileGateway drives url alone while it fetches a 10 s CPU profile of
-// the gateway from its admin API (Caddy serves /debug/pprof there) and
-// writes it to path.
-func profileGateway(client *http.Client, admin int, url, auth string, workers int, path string) error {
+// profileGateway drives url (the site named site) alone while it fetches a
+// 10 s CPU profile of the gateway from its admin API (Caddy serves
+// /debug/pprof there), writes it to path and says how many requests the
+// load made (to compare profiles per request).
+func profileGateway(client *http.Client, admin int, site, url, auth string, workers int, path string) error {
 	type fetched struct {
 		body []byte
 		err  error
@@ -247,7 +262,8 @@ func profileGateway(client *http.Client, admin int, url, auth string, workers in
 		}
 		done <- fetched{b, err}
 	}()
-	if _, err := drive(client, url, auth, workers, 11*time.Second); err != nil {
+	load, err := drive(client, url, auth, workers, 11*time.Second)
+	if err != nil {
 		return err
 	}
 	f := <-done
@@ -257,7 +273,8 @@ func profileGateway(client *http.Client, admin int, url, auth string, workers in
 	if err := os.WriteFile(path, f.body, 0o644); err != nil {
 		return err
 	}
-	fmt.Printf("wrote a CPU profile of the gateway under protected load to %s (go tool pprof -top -cum %s)\n", path, path)
+	fmt.Printf("wrote a CPU profile of the gateway under %s load (%d requests in %v) to %s (go tool pprof -top -cum %s)\n",
+		site, load.requests, load.elapsed.Round(time.Millisecond), path, path)
 	return nil
 }
 
