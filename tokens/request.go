@@ -142,11 +142,8 @@ const MaxTokenLength = 4096
 // header (RFC 6750 §2.1: the scheme is case-insensitive, the token is a
 // token68). It reports false for a missing or malformed header.
 func ParseBearer(h string) (string, bool) {
-	if len(h) < 8 || len(h) > MaxTokenLength+16 || !strings.EqualFold(h[:7], "Bearer ") {
-		return "", false
-	}
-	tok := strings.TrimLeft(h[7:], " ")
-	if tok == "" || len(tok) > MaxTokenLength {
+	tok, ok := bearerToken(h)
+	if !ok {
 		return "", false
 	}
 	i := 0
@@ -159,6 +156,19 @@ func ParseBearer(h string) (string, bool) {
 		}
 	}
 	if i == 0 {
+		return "", false
+	}
+	return tok, true
+}
+
+// bearerToken is ParseBearer without the scan of the token's characters:
+// the scheme, the length and the spaces after the scheme.
+func bearerToken(h string) (string, bool) {
+	if len(h) < 8 || len(h) > MaxTokenLength+16 || !strings.EqualFold(h[:7], "Bearer ") {
+		return "", false
+	}
+	tok := strings.TrimLeft(h[7:], " ")
+	if tok == "" || len(tok) > MaxTokenLength {
 		return "", false
 	}
 	return tok, true

@@ -106,6 +106,9 @@ type settings struct {
 	lifetime, leeway time.Duration
 	alg              string
 	parser           *jwt.Parser
+	// cache holds tokens verified under these issuer, audience and
+	// algorithm; one load of the settings gives a matching pair.
+	cache *verifyCache
 }
 
 // Service is the token service of one data directory: partners and
@@ -133,7 +136,6 @@ type Service struct {
 	settings atomic.Pointer[settings]
 	ring     atomic.Pointer[ring]
 	reg      atomic.Pointer[registry]
-	cache    atomic.Pointer[verifyCache]
 	throttle atomic.Pointer[Throttle]
 	reuse    sync.Map // client id -> *issued
 }
@@ -203,8 +205,10 @@ func (s *Service) Configure(cfg Config) error {
 	st := &settings{issuer: cfg.Issuer, audience: cfg.Audience, lifetime: cfg.Lifetime, leeway: cfg.Leeway,
 		alg: cfg.Algorithm, parser: jwt.NewParser(jwt.WithValidMethods([]string{cfg.Algorithm}), jwt.WithoutClaimsValidation(), jwt.WithStrictDecoding())}
 	if old == nil || old.issuer != st.issuer || old.audience != st.audience || old.alg != st.alg {
-		s.cache.Store(newVerifyCache())
+		st.cache = newVerifyCache()
 		s.reuse.Clear()
+	} else {
+		st.cache = old.cache
 	}
 	if !s.configured || s.cfg.Throttle != cfg.Throttle {
 		s.throttle.Store(NewThrottle(cfg.Throttle, s.clock))

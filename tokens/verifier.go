@@ -54,18 +54,25 @@ type Identity struct {
 
 // VerifyHeader verifies the token of an Authorization header.
 func (s *Service) VerifyHeader(authorization string) (Identity, *VerifyError) {
-	if authorization == "" {
-		return Identity{}, errMissing
-	}
-	// Fast path: a token seen before, looked up as sent. Only genuine
-	// tokens are cached, and a genuine token is well-formed (base64url and
-	// dots), so ParseBearer would return this very string: its scan of
-	// every character is only needed for a token not seen before.
-	if len(authorization) > 7 && len(authorization) <= MaxTokenLength+16 && strings.EqualFold(authorization[:7], "Bearer ") {
-		if v, ok := s.cache.Load().get(strings.TrimLeft(authorization[7:], " ")); ok {
-			return s.checkLive(s.settings.Load(), v)
+	// Fast path: a token seen before, looked up as sent. Only tokens that
+	// passed the full path are cached, and Verify caches only tokens made
+	// of base64url characters and dots, which ParseBearer returns as they
+	// are: its scan of every character is only needed for a token not
+	// seen before.
+	if tok, ok := bearerToken(authorization); ok {
+		st := s.settings.Load()
+		if st == nil {
+			return Identity{}, errBadToken // not configured yet (handlers answer 503 first)
+		}
+		if v, ok := st.cache.get(tok); ok {
+			return s.checkLive(st, v)
 		}
 	}
+	return s.verifyHeaderFull(authorization)
+}
+
+// verifyHeaderFull is VerifyHeader without the fast path.
+func (s *Service) verifyHeaderFull(authorization string) (Identity, *VerifyError) {
 	tok, ok := ParseBearer(authorization)
 	if !ok {
 		return Identity{}, errMissing
@@ -80,24 +87,44 @@ func (s *Service) VerifyHeader(authorization string) (Identity, *VerifyError) {
 // passes; any other fault, with or without expiry, is FaultInvalid.
 //
 // A token whose signature and fixed claims checked out once is remembered
-// (bounded cache keyed by the whole token), so the hot path does no
+// (bounded cache, looked up by the whole token), so the hot path does no
 // signature work for a token already seen; the revocable parts (key still
 // in the ring, client active, secret version, time) are checked every time.
+// A token with any byte but base64url characters and dots is refused
+// before parsing (the base64 decoder would skip a line break), so one
+// genuine token has exactly one spelling that verifies.
 func (s *Service) Verify(token string) (Identity, *VerifyError) {
 	if token == "" || len(token) > MaxTokenLength {
 		return Identity{}, errBadToken
 	}
 	st := s.settings.Load()
-	cache := s.cache.Load()
-	v, ok := cache.get(token)
+	if st == nil {
+		return Identity{}, errBadToken // not configured yet (handlers answer 503 first)
+	}
+	v, ok := st.cache.get(token)
 	if !ok {
+		if !jwtCharsOnly(token) {
+			return Identity{}, invalid("the access token is malformed")
+		}
 		var err *VerifyError
 		if v, err = s.verifySignature(st, token); err != nil {
 			return Identity{}, err
 		}
-		cache.put(token, v, s.clock())
+		st.cache.put(token, v, s.clock())
 	}
 	return s.checkLive(st, v)
+}
+
+// jwtCharsOnly reports whether token holds only the characters of a
+// compact JWS: base64url and dots.
+func jwtCharsOnly(token string) bool {
+	for i := 0; i < len(token); i++ {
+		c := token[i]
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_' || c == '.') {
+			return false
+		}
+	}
+	return true
 }
 
 // verified is what a token's signature and fixed claims established.

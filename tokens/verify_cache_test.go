@@ -52,3 +52,43 @@ func TestVerifyCacheComparesTheToken(t *testing.T) {
 		t.Fatal("another token's entry under the same hash was taken for this token")
 	}
 }
+
+// Go's base64 decoder skips line breaks, so a genuine token with one
+// inserted would verify; it is refused before parsing, and so never cached
+// under a second spelling.
+func TestVerifyRefusesAnotherSpellingOfAGenuineToken(t *testing.T) {
+	s, _, _ := newTestService(t, Config{Partners: demoPartners()})
+	tok := mustToken(t, s, "acme-client", acmeSecret).AccessToken
+	for _, odd := range []string{tok[:len(tok)-10] + "\n" + tok[len(tok)-10:], tok[:len(tok)-10] + "\r" + tok[len(tok)-10:]} {
+		if _, err := s.Verify(odd); err == nil || err.Fault != FaultInvalid {
+			t.Fatalf("Verify(%q) = %v, want invalid", odd, err)
+		}
+		if _, err := s.VerifyHeader("Bearer " + odd); err == nil || err.Fault != FaultMissing {
+			t.Fatalf("VerifyHeader after Verify: %v, want a malformed header", err)
+		}
+	}
+	if _, err := s.Verify(tok); err != nil {
+		t.Fatalf("the genuine spelling: %v", err)
+	}
+}
+
+// The fast path of VerifyHeader answers exactly what the full path
+// answers, for any header, with a token in the cache.
+func FuzzVerifyHeaderFastPathAgrees(f *testing.F) {
+	s, _, _ := newTestService(f, Config{Partners: demoPartners()})
+	tok := mustToken(f, s, "acme-client", acmeSecret).AccessToken
+	if _, err := s.Verify(tok); err != nil {
+		f.Fatal(err)
+	}
+	for _, h := range []string{"Bearer " + tok, "bearer  " + tok, "Bearer " + tok + " ", "Bearer " + tok + "=",
+		"Bearer\t" + tok, "BEARER " + tok, "Bearer " + tok[:len(tok)-1], "Bearer ", "", "Basic x"} {
+		f.Add(h)
+	}
+	f.Fuzz(func(t *testing.T, h string) {
+		id1, e1 := s.VerifyHeader(h)
+		id2, e2 := s.verifyHeaderFull(h)
+		if id1 != id2 || (e1 == nil) != (e2 == nil) || (e1 != nil && e1.Fault != e2.Fault) {
+			t.Fatalf("%q: fast path %+v %v, full path %+v %v", h, id1, e1, id2, e2)
+		}
+	})
+}
