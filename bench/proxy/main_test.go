@@ -1,7 +1,6 @@
 package main
 
 import (
-	"fmt"
 	"math"
 	"strings"
 	"testing"
@@ -32,29 +31,37 @@ func TestBenchCaddyfile(t *testing.T) {
 	}
 }
 
-// Every order of three sites, each once: each site goes first twice and
-// follows each other site equally often.
-func TestPermutations(t *testing.T) {
-	ps := permutations(3)
-	seen := map[string]bool{}
+// Run back to back, the rounds' orders let every site follow every other
+// site equally often (across rounds too) and never itself, and each round
+// drives every site once.
+func TestSiteOrdersBalanced(t *testing.T) {
+	n := len(targets)
+	var seq []int
+	for _, o := range siteOrders {
+		seen := map[int]bool{}
+		for _, j := range o {
+			if j < 0 || j >= n || seen[j] {
+				t.Fatalf("order %v does not drive each of %d sites once", o, n)
+			}
+			seen[j] = true
+		}
+		if len(o) != n {
+			t.Fatalf("order %v does not drive each of %d sites once", o, n)
+		}
+		seq = append(seq, o...)
+	}
 	follows := map[[2]int]int{}
-	for _, p := range ps {
-		key := strings.Trim(strings.Join(strings.Fields(fmt.Sprint(p)), ","), "[]")
-		if len(p) != 3 || seen[key] {
-			t.Fatalf("permutations(3) = %v", ps)
-		}
-		seen[key] = true
-		for i := 1; i < len(p); i++ {
-			follows[[2]int{p[i-1], p[i]}]++
-		}
+	for i := range seq {
+		follows[[2]int{seq[i], seq[(i+1)%len(seq)]}]++ // cyclic: the next cycle follows
 	}
-	if len(ps) != 6 {
-		t.Fatalf("%d orders, want 6: %v", len(ps), ps)
-	}
-	for a := range 3 {
-		for b := range 3 {
-			if a != b && follows[[2]int{a, b}] != 2 {
-				t.Fatalf("%d follows %d %d times, want 2: %v", b, a, follows[[2]int{a, b}], ps)
+	want := len(seq) / (n * (n - 1))
+	for a := range n {
+		if follows[[2]int{a, a}] != 0 {
+			t.Fatalf("site %d follows itself: %v", a, seq)
+		}
+		for b := range n {
+			if a != b && follows[[2]int{a, b}] != want {
+				t.Fatalf("%d follows %d %d times, want %d: %v", b, a, follows[[2]int{a, b}], want, seq)
 			}
 		}
 	}
