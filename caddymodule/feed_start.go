@@ -132,7 +132,5 @@ func (a *App) startFeeds(st *sharedState) error {
 		}
 		return fmt.Errorf("the webhook service is not running")
 	}
-	return st.applyFor(a, "feeds",
-		func() error { return set.apply(a.Feeds, pub, a.feedPartnerKind) },
-		func(to *App) error { return set.apply(to.Feeds, pub, to.feedPartnerKind) })
+	return st.applyFor(a, "feeds", func(to *App) error { return set.apply(to.Feeds, pub, to.feedPartnerKind) })
 }

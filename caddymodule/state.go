@@ -31,7 +31,7 @@ type sharedState struct {
 	cfgMu   sync.Mutex                  // one apply or restore at a time (state_in_force.go)
 	apps    []*App                      // configs started on this data directory, oldest first
 	inForce map[string]*App             // part ("tokens", "feeds") → the config whose settings it runs with
-	reapply map[string]func(*App) error // part → puts a config's settings into it
+	apply   map[string]func(*App) error // part → puts a config's settings into it
 }
 
 // service returns the long-running service registered under name, creating

@@ -23,19 +23,21 @@ func (s *sharedState) startedOn(a *App) {
 	s.apps = append(s.apps, a)
 }
 
-// applyFor runs apply, which puts a's settings into part, and on success
-// records a as the config whose settings part runs with. reapply puts
-// another config's settings into part: restoreFrom uses it when a's config
-// does not become the running one. If apply fails half-way, the settings
-// in force before are put back at once.
-func (s *sharedState) applyFor(a *App, part string, apply func() error, reapply func(to *App) error) error {
+// applyFor puts a's settings into part with apply, and on success records
+// a as the config whose settings part runs with. restoreFrom calls apply
+// with another config when a's config does not become the running one. If
+// apply fails half-way (the feed set can: one reader refused after others
+// changed), the settings in force before are put back at once; for the
+// token service, whose Configure changes nothing on error, that is a
+// harmless repeat.
+func (s *sharedState) applyFor(a *App, part string, apply func(*App) error) error {
 	s.cfgMu.Lock()
 	defer s.cfgMu.Unlock()
 	if s.inForce == nil {
-		s.inForce, s.reapply = map[string]*App{}, map[string]func(*App) error{}
+		s.inForce, s.apply = map[string]*App{}, map[string]func(*App) error{}
 	}
-	s.reapply[part] = reapply
-	if err := apply(); err != nil {
+	s.apply[part] = apply
+	if err := apply(a); err != nil {
 		if prev := s.inForce[part]; prev != nil && prev != a {
 			s.reapplyLocked(part, prev)
 		}
@@ -74,7 +76,7 @@ func (s *sharedState) restoreFrom(gone *App) {
 
 // reapplyLocked puts to's settings into part; called with cfgMu held.
 func (s *sharedState) reapplyLocked(part string, to *App) bool {
-	if err := s.reapply[part](to); err != nil {
+	if err := s.apply[part](to); err != nil {
 		to.logger.Error("restoring the running config's "+part+" settings", zap.Error(err))
 		return false
 	}

@@ -47,8 +47,7 @@ func TestInForceRestoredWhenAReloadFails(t *testing.T) {
 	}
 	apply := func(a *App) error {
 		st.startedOn(a)
-		return st.applyFor(a, "part", func() error { return p.set(names[a]) },
-			func(to *App) error { return p.set(names[to]) })
+		return st.applyFor(a, "part", func(to *App) error { return p.set(names[to]) })
 	}
 
 	old := newApp("old")
@@ -94,19 +93,21 @@ func TestInForceRestoredWhenApplyFails(t *testing.T) {
 	old := &App{logger: zap.NewNop()}
 	old.state.Store(st)
 	st.startedOn(old)
-	if err := st.applyFor(old, "part", func() error { return p.set("old") }, nil); err != nil {
+	if err := st.applyFor(old, "part", func(*App) error { return p.set("old") }); err != nil {
 		t.Fatal(err)
 	}
 	bad := &App{logger: zap.NewNop()}
 	st.startedOn(bad)
-	err := st.applyFor(bad, "part",
-		func() error { _ = p.set("half of bad"); return errors.New("second feed refused") },
-		func(to *App) error {
-			if to != old {
-				return fmt.Errorf("restored to the wrong config")
-			}
+	err := st.applyFor(bad, "part", func(to *App) error {
+		switch to {
+		case bad:
+			_ = p.set("half of bad")
+			return errors.New("second feed refused")
+		case old:
 			return p.set("old")
-		})
+		}
+		return fmt.Errorf("restored to the wrong config")
+	})
 	if err == nil || p.get() != "old" || st.inForce["part"] != old {
 		t.Fatalf("err %v, part runs %q", err, p.get())
 	}
@@ -169,5 +170,40 @@ func TestStopOfAConfigThatNeverRanRestoresTokens(t *testing.T) {
 	}
 	if _, ok := running.tokenService().Partner("partner-globex"); !ok {
 		t.Fatal("the running config's partners were not put back")
+	}
+}
+
+// The same for the feed readers: the stopped config's readers go, the
+// running config's come back.
+func TestStopOfAConfigThatNeverRanRestoresFeeds(t *testing.T) {
+	running, _ := startIngestApp(t, 4096) // a push-only feed "push"
+	set, err := feedSetOf(running.current(), zap.NewNop())
+	if err != nil {
+		t.Fatal(err)
+	}
+	hasFeed := func(name string) bool {
+		set.mu.Lock()
+		defer set.mu.Unlock()
+		_, ok := set.feeds[name]
+		return ok
+	}
+	ctx, cancel := caddy.NewContext(caddy.Context{Context: context.Background()})
+	t.Cleanup(cancel)
+	next := &App{DataDir: running.DataDir, Webhooks: running.Webhooks, Tokens: running.Tokens,
+		Feeds: []*FeedConfig{{Name: "other"}}}
+	if err := next.Provision(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := next.Start(); err != nil {
+		t.Fatal(err)
+	}
+	if hasFeed("push") || !hasFeed("other") {
+		t.Fatal("the new config's feeds were not applied")
+	}
+	if err := next.Stop(); err != nil { // the new config's http app failed
+		t.Fatal(err)
+	}
+	if !hasFeed("push") || hasFeed("other") {
+		t.Fatalf("after the stop: push %v, other %v; want the running config's feeds back", hasFeed("push"), hasFeed("other"))
 	}
 }

@@ -165,9 +165,7 @@ func (a *App) startTokens(st *sharedState) error {
 		return err
 	}
 	svc := v.(*tokens.Service)
-	err = st.applyFor(a, "tokens",
-		func() error { return svc.Configure(a.Tokens.cfg) },
-		func(to *App) error { return svc.Configure(to.Tokens.cfg) })
+	err = st.applyFor(a, "tokens", func(to *App) error { return svc.Configure(to.Tokens.cfg) })
 	if err != nil {
 		return err
 	}
