@@ -9,13 +9,14 @@
 //
 // Every request carries the same Bearer token (fetched from the protected
 // site's token endpoint), so the three differ only in the gateway's work.
-// It drives the sites one after another, in orders that let each site follow
-// each other site equally often, for several rounds of a fixed duration each, with keep-alive HTTP clients,
-// and prints each round's requests per second. It does this in several runs,
-// each with a fresh gateway process (one process's ratios drift by a few per cent from
-// the next's, whatever the number of rounds), and prints each run's ratios
-// to bare and, per site, the ratio over all rounds of all runs (targets:
-// versioned at least 0.97, protected at least 0.95).
+// It drives the sites one after another for several rounds of a fixed
+// duration each, with keep-alive HTTP clients, in orders that let each site
+// follow each other site equally often, and prints each round's requests
+// per second. It does this in several runs, each with a fresh gateway
+// process (one process's ratios drift by a few per cent from the next's,
+// whatever the number of rounds), and prints each run's ratios to bare and,
+// per site, the ratio over all rounds of all runs (targets: versioned at
+// least 0.97, protected at least 0.95).
 //
 //	go run ./bench/proxy                       # builds the gateway from ./cmd/fulfilgate
 //	go run ./bench/proxy -caddy ./caddy -runs 3 -rounds 60 -duration 300ms -workers 16   # the defaults
