@@ -190,9 +190,18 @@ func (g *gateway) Stop() {
 	select {
 	case <-g.done:
 	case <-time.After(10 * time.Second):
-		g.t.Errorf("caddy did not stop within 10s of SIGTERM")
-		_ = g.cmd.Process.Kill()
-		<-g.done
+		// SIGQUIT makes the Go runtime print every goroutine's stack:
+		// where the shutdown hangs.
+		_ = g.cmd.Process.Signal(syscall.SIGQUIT)
+		select {
+		case <-g.done:
+		case <-time.After(5 * time.Second):
+			_ = g.cmd.Process.Kill()
+			<-g.done
+		}
+		logs := g.Logs.String()
+		g.t.Errorf("caddy did not stop within 10s of SIGTERM; the end of its log, with the goroutine dump:\n%s",
+			logs[max(0, len(logs)-200000):])
 	}
 }
 
