@@ -5,6 +5,7 @@
 package caddymodule
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"path/filepath"
@@ -101,6 +102,11 @@ func (a *App) Start() error {
 		return fail("feeds", err)
 	}
 	a.state.Store(st)
+	if a.ctx.Context != nil {
+		// Caddy may discard a config whose apps all started (finishing its
+		// set-up failed) by cancelling its context without Stop.
+		context.AfterFunc(a.ctx, func() { st.restoreFrom(a) })
+	}
 	a.logger.Info("fulfilment app started", zap.String("data_dir", a.dir))
 	return nil
 }

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/caddyserver/caddy/v2"
 	"go.uber.org/zap"
@@ -205,5 +206,37 @@ func TestStopOfAConfigThatNeverRanRestoresFeeds(t *testing.T) {
 	}
 	if !hasFeed("push") || hasFeed("other") {
 		t.Fatalf("after the stop: push %v, other %v; want the running config's feeds back", hasFeed("push"), hasFeed("other"))
+	}
+}
+
+// Caddy can also discard a started config by cancelling its context
+// without Stop (its set-up failed after the apps started): the running
+// config's partners come back then too.
+func TestCancelOfAConfigThatNeverRanRestoresTokens(t *testing.T) {
+	running := startTokensApp(t, testTokensConfig())
+	cfg := testTokensConfig()
+	cfg.Partners = cfg.Partners[:1]
+	ctx, cancel := caddy.NewContext(caddy.Context{Context: context.Background()})
+	next := &App{DataDir: running.DataDir, Tokens: cfg}
+	if err := next.Provision(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := next.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = next.Stop() })
+	if _, ok := running.tokenService().Partner("partner-globex"); ok {
+		t.Fatal("the new config's partners were not applied")
+	}
+	cancel()
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		if _, ok := running.tokenService().Partner("partner-globex"); ok {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the running config's partners were not put back")
+		}
+		time.Sleep(5 * time.Millisecond)
 	}
 }
