@@ -104,8 +104,9 @@ func (a *App) Start() error {
 	a.state.Store(st)
 	if a.ctx.Context != nil {
 		// Caddy may discard a config whose apps all started (finishing its
-		// set-up failed) by cancelling its context without Stop.
-		context.AfterFunc(a.ctx, func() { st.restoreFrom(a) })
+		// set-up failed) by cancelling its context without Stop: stop then
+		// (after a Stop, this one does nothing).
+		context.AfterFunc(a.ctx, func() { _ = a.Stop() })
 	}
 	a.logger.Info("fulfilment app started", zap.String("data_dir", a.dir))
 	return nil

@@ -230,13 +230,44 @@ func TestCancelOfAConfigThatNeverRanRestoresTokens(t *testing.T) {
 	}
 	cancel()
 	deadline := time.Now().Add(5 * time.Second)
-	for {
-		if _, ok := running.tokenService().Partner("partner-globex"); ok {
-			return
-		}
+	for next.state.Load() != nil {
 		if time.Now().After(deadline) {
-			t.Fatal("the running config's partners were not put back")
+			t.Fatal("the discarded config still counts as running")
 		}
 		time.Sleep(5 * time.Millisecond)
+	}
+	if _, ok := running.tokenService().Partner("partner-globex"); !ok {
+		t.Fatal("the running config's partners were not put back")
+	}
+
+	// A later reload that fails goes back to the running config, not to
+	// the discarded one.
+	ctx2, cancel2 := caddy.NewContext(caddy.Context{Context: context.Background()})
+	t.Cleanup(cancel2)
+	cfg3 := testTokensConfig()
+	cfg3.Partners = cfg3.Partners[1:] // acme is gone in this one
+	failed := &App{DataDir: running.DataDir, Tokens: cfg3}
+	if err := failed.Provision(ctx2); err != nil {
+		t.Fatal(err)
+	}
+	if err := failed.Start(); err != nil {
+		t.Fatal(err)
+	}
+	if err := failed.Stop(); err != nil {
+		t.Fatal(err)
+	}
+	svc := running.tokenService()
+	_, acme := svc.Partner("partner-acme")
+	_, globex := svc.Partner("partner-globex")
+	if !acme || !globex {
+		t.Fatalf("after the failed reload: acme %v, globex %v; want the running config's two partners", acme, globex)
+	}
+
+	// Once the running config stops too, the data directory closes.
+	if err := running.Stop(); err != nil {
+		t.Fatal(err)
+	}
+	if pooledState(running.dir) != nil {
+		t.Fatal("the data directory is still open with every config stopped")
 	}
 }
