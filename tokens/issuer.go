@@ -34,7 +34,8 @@ type Token struct {
 type issued struct {
 	token   string
 	exp     time.Time
-	kid     string
+	key     *key         // the key that signed it
+	cache   *verifyCache // the settings' cache: unchanged issuer, audience and algorithm
 	version string
 }
 
@@ -47,7 +48,11 @@ func (s *Service) Token(c Client) (Token, error) {
 	if v, ok := s.reuse.Load(c.ID); ok {
 		is := v.(*issued)
 		left := is.exp.Sub(now)
-		if left >= ReuseMinRemaining && is.kid == r.current.KID && is.version == c.version {
+		// Reused only if it would verify now: signed by the current key
+		// (same material) under the current issuer, audience and
+		// algorithm (a Configure racing the issue below may have changed
+		// them after the settings were read).
+		if left >= ReuseMinRemaining && is.key.sameAs(r.current) && is.cache == st.cache && is.version == c.version {
 			return Token{AccessToken: is.token, ExpiresIn: int(left / time.Second), Reused: true}, nil
 		}
 	}
@@ -80,7 +85,7 @@ func (s *Service) Token(c Client) (Token, error) {
 	if err != nil {
 		return Token{}, fmt.Errorf("signing token: %w", err)
 	}
-	s.reuse.Store(c.ID, &issued{token: signed, exp: exp, kid: r.current.KID, version: c.version})
+	s.reuse.Store(c.ID, &issued{token: signed, exp: exp, key: r.current, cache: st.cache, version: c.version})
 	return Token{AccessToken: signed, ExpiresIn: int(st.lifetime / time.Second)}, nil
 }
 

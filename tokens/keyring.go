@@ -2,6 +2,7 @@ package tokens
 
 import (
 	"crypto/ed25519"
+	"crypto/hmac"
 	"encoding/base64"
 	"fmt"
 	"io"
@@ -45,6 +46,27 @@ type ring struct {
 	alg     string
 	current *key
 	byKID   map[string]*key
+}
+
+// sameAs reports whether k and o are the same key: the same kid,
+// algorithm and key material (a ring rebuilt by a reload holds new key
+// values for unchanged keys).
+func (k *key) sameAs(o *key) bool {
+	if k == o {
+		return true
+	}
+	if k == nil || o == nil || k.KID != o.KID || k.Alg != o.Alg {
+		return false
+	}
+	switch kv := k.verify.(type) {
+	case ed25519.PublicKey:
+		ov, ok := o.verify.(ed25519.PublicKey)
+		return ok && kv.Equal(ov)
+	case []byte:
+		ov, ok := o.verify.([]byte)
+		return ok && hmac.Equal(kv, ov)
+	}
+	return false
 }
 
 var kidPattern = regexp.MustCompile(`^[A-Za-z0-9._-]{1,64}$`)

@@ -60,12 +60,10 @@ func (s *Service) VerifyHeader(authorization string) (Identity, *VerifyError) {
 	// are: its scan of every character is only needed for a token not
 	// seen before.
 	if tok, ok := bearerToken(authorization); ok {
-		st := s.settings.Load()
-		if st == nil {
-			return Identity{}, errBadToken // not configured yet (handlers answer 503 first)
-		}
-		if v, ok := st.cache.get(tok); ok {
-			return s.checkLive(st, v)
+		if st := s.settings.Load(); st != nil {
+			if v, ok := s.cached(st, tok); ok {
+				return s.checkLive(st, v)
+			}
 		}
 	}
 	return s.verifyHeaderFull(authorization)
@@ -101,7 +99,7 @@ func (s *Service) Verify(token string) (Identity, *VerifyError) {
 	if st == nil {
 		return Identity{}, errBadToken // not configured yet (handlers answer 503 first)
 	}
-	v, ok := st.cache.get(token)
+	v, ok := s.cached(st, token)
 	if !ok {
 		if !jwtCharsOnly(token) {
 			return Identity{}, invalid("the access token is malformed")
@@ -113,6 +111,21 @@ func (s *Service) Verify(token string) (Identity, *VerifyError) {
 		st.cache.put(token, v, s.clock())
 	}
 	return s.checkLive(st, v)
+}
+
+// cached returns what the cache holds for token if the key that checked
+// its signature is still in the ring with the same material. A key
+// replaced under the same kid (a configured key changed in place) makes
+// the entry a miss: the token is checked again, against the new key.
+func (s *Service) cached(st *settings, token string) (*verified, bool) {
+	v, ok := st.cache.get(token)
+	if !ok {
+		return nil, false
+	}
+	if k := s.ring.Load().byKID[v.kid]; k == nil || !k.sameAs(v.key) {
+		return nil, false
+	}
+	return v, true
 }
 
 // jwtCharsOnly reports whether token holds only the characters of a
@@ -130,6 +143,7 @@ func jwtCharsOnly(token string) bool {
 // verified is what a token's signature and fixed claims established.
 type verified struct {
 	partner, client, sv, kid string
+	key                      *key // the key the signature was checked with
 	iat, nbf, exp            time.Time
 }
 
@@ -137,6 +151,7 @@ func (s *Service) verifySignature(st *settings, token string) (*verified, *Verif
 	r := s.ring.Load()
 	var claims accessClaims
 	var kid string
+	var used *key
 	_, err := st.parser.ParseWithClaims(token, &claims, func(t *jwt.Token) (any, error) {
 		if typ, _ := t.Header["typ"].(string); !strings.EqualFold(typ, TokenType) && !strings.EqualFold(typ, "application/"+TokenType) {
 			return nil, errors.New("typ is not at+jwt")
@@ -149,6 +164,7 @@ func (s *Service) verifySignature(st *settings, token string) (*verified, *Verif
 		if t.Method.Alg() != k.Alg {
 			return nil, errors.New("algorithm does not match the key")
 		}
+		used = k
 		return k.verify, nil
 	})
 	if err != nil {
@@ -173,7 +189,7 @@ func (s *Service) verifySignature(st *settings, token string) (*verified, *Verif
 	case claims.Subject == "" || claims.ClientID == "" || claims.ID == "":
 		return nil, invalid("the access token lacks sub, client_id or jti")
 	}
-	v := &verified{partner: claims.Subject, client: claims.ClientID, sv: claims.SV, kid: kid,
+	v := &verified{partner: claims.Subject, client: claims.ClientID, sv: claims.SV, kid: kid, key: used,
 		iat: claims.IssuedAt.Time, exp: claims.ExpiresAt.Time}
 	if claims.NotBefore != nil {
 		v.nbf = claims.NotBefore.Time

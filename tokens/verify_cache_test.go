@@ -1,6 +1,7 @@
 package tokens
 
 import (
+	"crypto/rand"
 	"hash/maphash"
 	"testing"
 	"time"
@@ -73,22 +74,83 @@ func TestVerifyRefusesAnotherSpellingOfAGenuineToken(t *testing.T) {
 }
 
 // The fast path of VerifyHeader answers exactly what the full path
-// answers, for any header, with a token in the cache.
+// answers, for any header; the fuzzed token goes through Verify first (the
+// only way into the cache), so a token Verify wrongly caches shows up as a
+// header the two paths disagree on.
 func FuzzVerifyHeaderFastPathAgrees(f *testing.F) {
 	s, _, _ := newTestService(f, Config{Partners: demoPartners()})
 	tok := mustToken(f, s, "acme-client", acmeSecret).AccessToken
-	if _, err := s.Verify(tok); err != nil {
-		f.Fatal(err)
+	for _, seed := range []struct{ token, prefix, suffix string }{
+		{tok, "Bearer ", ""}, {tok, "bearer  ", ""}, {tok, "Bearer ", " "}, {tok, "Bearer ", "="},
+		{tok, "Bearer\t", ""}, {tok, "BEARER ", ""}, {tok[:len(tok)-1], "Bearer ", ""},
+		{tok[:len(tok)-10] + "\n" + tok[len(tok)-10:], "Bearer ", ""}, {"", "Bearer ", ""}, {"x", "Basic ", ""},
+	} {
+		f.Add(seed.token, seed.prefix, seed.suffix)
 	}
-	for _, h := range []string{"Bearer " + tok, "bearer  " + tok, "Bearer " + tok + " ", "Bearer " + tok + "=",
-		"Bearer\t" + tok, "BEARER " + tok, "Bearer " + tok[:len(tok)-1], "Bearer ", "", "Basic x"} {
-		f.Add(h)
-	}
-	f.Fuzz(func(t *testing.T, h string) {
+	f.Fuzz(func(t *testing.T, token, prefix, suffix string) {
+		_, _ = s.Verify(token)
+		h := prefix + token + suffix
 		id1, e1 := s.VerifyHeader(h)
 		id2, e2 := s.verifyHeaderFull(h)
 		if id1 != id2 || (e1 == nil) != (e2 == nil) || (e1 != nil && e1.Fault != e2.Fault) {
 			t.Fatalf("%q: fast path %+v %v, full path %+v %v", h, id1, e1, id2, e2)
 		}
 	})
+}
+
+// Before Configure, the fast path is skipped: both paths give the same
+// answer (the handlers answer 503 before this).
+func TestVerifyHeaderUnconfigured(t *testing.T) {
+	db := openDB(t, t.TempDir())
+	t.Cleanup(func() { db.Close() })
+	s, err := Open(Options{DB: db})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, h := range []string{"Bearer a b", "Bearer a\n", "Bearer abc", ""} {
+		_, e1 := s.VerifyHeader(h)
+		_, e2 := s.verifyHeaderFull(h)
+		if e1 == nil || e2 == nil || e1.Fault != e2.Fault {
+			t.Errorf("%q: fast path %v, full path %v", h, e1, e2)
+		}
+	}
+}
+
+// A configured key replaced in place (same kid, new material) invalidates
+// what the old key signed: a token already verified (cached) is refused,
+// and the token endpoint does not hand it out again. A reload that keeps
+// the key keeps both.
+func TestKeyReplacedUnderTheSameKID(t *testing.T) {
+	oldKey, _ := GenerateKey(newFakeRand(), AlgEdDSA)
+	newKey, _ := GenerateKey(rand.Reader, AlgEdDSA)
+	cfg := func(secret string) Config {
+		return Config{Keys: []KeyConfig{{KID: "k1", Alg: AlgEdDSA, Secret: secret}}, Partners: demoPartners()}
+	}
+	s, _, _ := newTestService(t, cfg(oldKey))
+	tok := mustToken(t, s, "acme-client", acmeSecret).AccessToken
+	if _, err := s.VerifyHeader("Bearer " + tok); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Configure(cfg(oldKey)); err != nil { // a reload, same key
+		t.Fatal(err)
+	}
+	if _, err := s.VerifyHeader("Bearer " + tok); err != nil {
+		t.Fatalf("a reload with the same key refused its token: %v", err)
+	}
+	if again := mustToken(t, s, "acme-client", acmeSecret); !again.Reused || again.AccessToken != tok {
+		t.Fatal("a reload with the same key stopped the token's reuse")
+	}
+	if err := s.Configure(cfg(newKey)); err != nil { // the key replaced under its kid
+		t.Fatal(err)
+	}
+	if _, err := s.VerifyHeader("Bearer " + tok); err == nil || err.Fault != FaultInvalid {
+		t.Fatalf("a token of the replaced key: %v, want invalid", err)
+	}
+	fresh := mustToken(t, s, "acme-client", acmeSecret)
+	if fresh.Reused || fresh.AccessToken == tok {
+		t.Fatal("the token endpoint reused a token of the replaced key")
+	}
+	if _, err := s.VerifyHeader("Bearer " + fresh.AccessToken); err != nil {
+		t.Fatalf("the new key's token: %v", err)
+	}
 }
