@@ -36,6 +36,9 @@ func TestBenchCaddyfile(t *testing.T) {
 // drives every site once.
 func TestSiteOrdersBalanced(t *testing.T) {
 	n := len(targets)
+	if len(siteOrders) == 0 {
+		t.Fatal("no site orders")
+	}
 	var seq []int
 	for _, o := range siteOrders {
 		seen := map[int]bool{}
