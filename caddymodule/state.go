@@ -29,9 +29,11 @@ type sharedState struct {
 	order    []string // creation order; closed in reverse
 
 	cfgMu   sync.Mutex                  // one apply or restore at a time (state_in_force.go)
-	apps    []*App                      // configs started on this data directory, oldest first
-	inForce map[string]*App             // part ("tokens", "feeds") → the config whose settings it runs with
+	inForce map[string]*App             // part ("tokens", "webhooks", "feeds") → the config whose settings it runs with
 	apply   map[string]func(*App) error // part → puts a config's settings into it
+
+	appsMu sync.Mutex // taken alone or inside cfgMu, never around it
+	apps   []*App     // configs started on this data directory, oldest first
 }
 
 // service returns the long-running service registered under name, creating

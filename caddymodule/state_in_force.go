@@ -7,20 +7,42 @@ import (
 )
 
 // A reload starts the new config while the old one still runs, and both
-// use the data directory's one token service and feed readers. The new
-// config's Start applies its settings to them; if the reload then fails
-// (a later part of this app's Start, or another app, fails), Caddy keeps
-// the old config running, and the parts must run with its settings again.
-// (The webhook dispatcher does the same with its own runtime; see
-// webhookRuntime.revert.)
+// use the data directory's one token service, webhook dispatcher and feed
+// readers. The new config's Start applies its settings to them; if the
+// reload then fails (a later part of this app's Start, or another app,
+// fails), Caddy keeps the old config running, and the parts must run with
+// its settings again.
 
 // startedOn records that config a started on this data directory, and
 // forgets configs that are no longer running.
 func (s *sharedState) startedOn(a *App) {
-	s.cfgMu.Lock()
-	defer s.cfgMu.Unlock()
+	s.appsMu.Lock()
+	defer s.appsMu.Unlock()
 	s.apps = slices.DeleteFunc(s.apps, func(x *App) bool { return x == a || x.state.Load() == nil })
 	s.apps = append(s.apps, a)
+}
+
+// newestRunning returns the newest config started on this data directory
+// that is running (has its state) and is not except, or nil.
+func (s *sharedState) newestRunning(except *App) *App {
+	s.appsMu.Lock()
+	defer s.appsMu.Unlock()
+	for i := len(s.apps) - 1; i >= 0; i-- {
+		if x := s.apps[i]; x != except && x.state.Load() != nil {
+			return x
+		}
+	}
+	return nil
+}
+
+// newest returns the newest config started on this data directory, or nil.
+func (s *sharedState) newest() *App {
+	s.appsMu.Lock()
+	defer s.appsMu.Unlock()
+	if len(s.apps) == 0 {
+		return nil
+	}
+	return s.apps[len(s.apps)-1]
 }
 
 // applyFor puts a's settings into part with apply, and on success records
@@ -57,13 +79,7 @@ func (s *sharedState) applyFor(a *App, part string, apply func(*App) error) erro
 func (s *sharedState) restoreFrom(gone *App) {
 	s.cfgMu.Lock()
 	defer s.cfgMu.Unlock()
-	var to *App
-	for i := len(s.apps) - 1; i >= 0; i-- {
-		if x := s.apps[i]; x != gone && x.state.Load() != nil {
-			to = x
-			break
-		}
-	}
+	to := s.newestRunning(gone)
 	if to == nil {
 		return
 	}

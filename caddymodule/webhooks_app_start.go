@@ -1,11 +1,9 @@
 package caddymodule
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"runtime/debug"
-	"slices"
 	"sync"
 
 	"github.com/caddyserver/caddy/v2"
@@ -53,47 +51,28 @@ func (a *App) provisionWebhooks(ctx caddy.Context) error {
 }
 
 // webhookRuntime is what lives per data directory, across reloads: the one
-// webhook service (subscriptions, queue, dispatcher) and the apps of the
-// configs that started with it, whose partners give the webhook keys.
+// webhook service (subscriptions, queue, dispatcher) and the settings in
+// force in it. The configs that started on the data directory (whose
+// partners give the webhook keys) are the shared state's.
 type webhookRuntime struct {
 	svc *webhooks.Service
 	st  *sharedState // the data directory it belongs to
 
-	setMu     sync.Mutex      // guards settings, appliedBy; one apply at a time
-	settings  webhookSettings // in force in svc
-	appliedBy *App            // the config whose settings are in force
-
-	mu   sync.Mutex
-	apps []*App // in start order; pruned at each start
+	setMu    sync.Mutex      // guards settings; one apply at a time
+	settings webhookSettings // in force in svc
 }
 
 // Close stops the dispatcher; called when the data directory closes.
 func (rt *webhookRuntime) Close() error { return rt.svc.Close() }
 
-// attach records a config's app as the newest, forgetting apps that are no
-// longer running.
-func (rt *webhookRuntime) attach(a *App) {
-	rt.mu.Lock()
-	defer rt.mu.Unlock()
-	rt.apps = slices.DeleteFunc(rt.apps, func(x *App) bool { return x == a || x.state.Load() == nil })
-	rt.apps = append(rt.apps, a)
-}
-
 // keyApp is the app whose partners resolve webhook keys: the newest fully
 // started one (so a config whose Start failed after this part, and that
 // Caddy therefore never ran, is skipped), else the newest.
 func (rt *webhookRuntime) keyApp() *App {
-	rt.mu.Lock()
-	defer rt.mu.Unlock()
-	for i := len(rt.apps) - 1; i >= 0; i-- {
-		if rt.apps[i].state.Load() != nil {
-			return rt.apps[i]
-		}
+	if a := rt.st.newestRunning(nil); a != nil {
+		return a
 	}
-	if len(rt.apps) == 0 {
-		return nil
-	}
-	return rt.apps[len(rt.apps)-1]
+	return rt.st.newest()
 }
 
 // webhookKey resolves a partner's current webhook key at every attempt (so a
@@ -111,9 +90,9 @@ func (rt *webhookRuntime) webhookKey(partnerID string) ([]byte, error) {
 // per data directory; in-flight deliveries carry on), points its key
 // look-up at the new config's partners and applies the new config's
 // settings to it (webhooks.Service.Reconfigure); if they cannot be applied,
-// this Start fails and Caddy keeps the running config. When this config is
-// unloaded without having become the running one (a later part of its
-// Start failed), the running config's settings are applied again.
+// this Start fails and Caddy keeps the running config. When this config
+// does not become the running one, the running config's settings are
+// applied again (sharedState.applyFor).
 func (a *App) startWebhooks(st *sharedState) error {
 	cfg := a.Webhooks
 	if cfg == nil { // Start without Provision (tests)
@@ -127,13 +106,12 @@ func (a *App) startWebhooks(st *sharedState) error {
 	want := cfg.settings()
 	created := false
 	v, err := st.service("webhooks", func() (any, error) {
-		rt := &webhookRuntime{settings: want, st: st, appliedBy: a}
+		rt := &webhookRuntime{settings: want, st: st}
 		svc, err := webhooks.New(rt.options(want, logger))
 		if err != nil {
 			return nil, err
 		}
 		rt.svc = svc
-		rt.attach(a)
 		svc.Start()
 		created = true
 		return rt, nil
@@ -148,15 +126,17 @@ func (a *App) startWebhooks(st *sharedState) error {
 			zap.Duration("retry_period", want.RetryPeriod), zap.Duration("timeout", want.Timeout))
 	} else {
 		logger.Info("webhook dispatcher kept across reload")
-		if err := rt.apply(a, want, logger); err != nil {
-			return err
-		}
 	}
-	rt.attach(a)
+	// A new service already runs with these settings; applying them again
+	// keeps its HTTP client (Reconfigure) and records this config as the
+	// one whose settings are in force.
+	err = st.applyFor(a, "webhooks", func(to *App) error {
+		return rt.apply(to.Webhooks.settings(), to.logger.Named("webhooks"))
+	})
+	if err != nil {
+		return err
+	}
 	cfg.rt = rt
-	if a.ctx.Context != nil {
-		context.AfterFunc(a.ctx, func() { rt.revert(a) })
-	}
 	return nil
 }
 

@@ -87,57 +87,21 @@ func (rt *webhookRuntime) options(w webhookSettings, logger *zap.Logger) webhook
 	}
 }
 
-// apply puts config a's settings w in force in the running service (and
-// its logger, so the service logs through the newest config). Unchanged
-// settings are re-applied too: Reconfigure keeps the HTTP client and its
-// connections when the network policy is the same.
-func (rt *webhookRuntime) apply(a *App, w webhookSettings, logger *zap.Logger) error {
+// apply puts settings w in force in the running service (and its logger,
+// so the service logs through the newest config). Unchanged settings are
+// re-applied too: Reconfigure keeps the HTTP client and its connections
+// when the network policy is the same.
+func (rt *webhookRuntime) apply(w webhookSettings, logger *zap.Logger) error {
 	rt.setMu.Lock()
 	defer rt.setMu.Unlock()
-	return rt.applyLocked(a, w, logger)
-}
-
-func (rt *webhookRuntime) applyLocked(a *App, w webhookSettings, logger *zap.Logger) error {
 	if err := rt.svc.Reconfigure(rt.options(w, logger)); err != nil {
 		return fmt.Errorf("applying the new webhooks settings to the running dispatcher: %w "+
 			"(the settings in force are unchanged)", err)
 	}
 	changed := rt.settings.changes(w)
-	rt.settings, rt.appliedBy = w, a
+	rt.settings = w
 	if len(changed) > 0 {
 		logger.Info("webhook settings applied", changed...)
 	}
 	return nil
-}
-
-// revert runs when config gone is unloaded. If its settings are in force
-// although it never became the running config (a later part of its Start,
-// or another app, failed, so Caddy kept the previous config), the newest
-// running config's settings are applied again. A config replaced by a
-// successful reload is not the one whose settings are in force: nothing
-// happens.
-func (rt *webhookRuntime) revert(gone *App) {
-	rt.setMu.Lock()
-	defer rt.setMu.Unlock()
-	if rt.appliedBy != gone {
-		return
-	}
-	var to *App
-	rt.mu.Lock()
-	for i := len(rt.apps) - 1; i >= 0; i-- {
-		if x := rt.apps[i]; x != gone && x.state.Load() != nil {
-			to = x
-			break
-		}
-	}
-	rt.mu.Unlock()
-	if to == nil || to.Webhooks == nil {
-		return // nothing running (shutting down): nothing to go back to
-	}
-	logger := to.logger.Named("webhooks")
-	if err := rt.applyLocked(to, to.Webhooks.settings(), logger); err != nil {
-		logger.Error("webhooks: restoring the running config's settings", zap.Error(err))
-		return
-	}
-	logger.Info("webhook settings of the running config restored (the new config did not start)")
 }

@@ -55,35 +55,39 @@ func TestWebhookRuntimeRevert(t *testing.T) {
 	}
 	old := &App{Webhooks: cfgOf(50), logger: zap.NewNop()}
 	old.state.Store(st)
-	rt := &webhookRuntime{st: st, settings: old.Webhooks.settings(), appliedBy: old}
+	rt := &webhookRuntime{st: st, settings: old.Webhooks.settings()}
 	svc, err := webhooks.New(rt.options(rt.settings, zap.NewNop()))
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { svc.Close() })
 	rt.svc = svc
-	rt.attach(old)
-
-	failed := &App{Webhooks: cfgOf(2), logger: zap.NewNop()}
-	if err := rt.apply(failed, failed.Webhooks.settings(), zap.NewNop()); err != nil {
+	apply := func(to *App) error { return rt.apply(to.Webhooks.settings(), zap.NewNop()) }
+	st.startedOn(old)
+	if err := st.applyFor(old, "webhooks", apply); err != nil {
 		t.Fatal(err)
 	}
-	rt.attach(failed) // its Start failed later: it never gets a state
+
+	failed := &App{Webhooks: cfgOf(2), logger: zap.NewNop()}
+	st.startedOn(failed) // its Start failed later: it never gets a state
+	if err := st.applyFor(failed, "webhooks", apply); err != nil {
+		t.Fatal(err)
+	}
 	if svc.RetryPolicy().MaxAttempts != 2 {
 		t.Fatal("settings not applied")
 	}
-	rt.revert(old) // not the one in force: nothing happens
+	st.restoreFrom(old) // not the one in force: nothing happens
 	if svc.RetryPolicy().MaxAttempts != 2 {
 		t.Fatal("unloading a replaced config changed the settings")
 	}
-	rt.revert(failed)
-	if svc.RetryPolicy().MaxAttempts != 50 || rt.appliedBy != old {
+	st.restoreFrom(failed)
+	if svc.RetryPolicy().MaxAttempts != 50 || st.inForce["webhooks"] != old {
 		t.Fatalf("after the failed config's unload: max_attempts %d", svc.RetryPolicy().MaxAttempts)
 	}
 
 	old.state.Store(nil) // shutting down: nothing runs, nothing to restore
-	rt.appliedBy = failed
-	rt.revert(failed)
+	st.inForce["webhooks"] = failed
+	st.restoreFrom(failed)
 	if svc.RetryPolicy().MaxAttempts != 50 {
 		t.Fatal("a revert with nothing running changed the settings")
 	}

@@ -159,12 +159,12 @@ func TestWebhookRuntimeKeyApp(t *testing.T) {
 	st := &sharedState{}
 	running, failed, next := &App{}, &App{}, &App{}
 	running.state.Store(st)
-	rt := &webhookRuntime{}
+	rt := &webhookRuntime{st: st}
 	if rt.keyApp() != nil {
 		t.Fatal("key app without any config")
 	}
-	rt.attach(running)
-	rt.attach(failed) // never got its state: Start failed
+	st.startedOn(running)
+	st.startedOn(failed) // never got its state: Start failed
 	if rt.keyApp() != running {
 		t.Fatal("a config that failed to start resolves keys")
 	}
@@ -173,8 +173,8 @@ func TestWebhookRuntimeKeyApp(t *testing.T) {
 		t.Fatal("with nothing running, the newest config should be used")
 	}
 	next.state.Store(st)
-	rt.attach(next)
-	if rt.keyApp() != next || len(rt.apps) != 1 {
-		t.Fatalf("after the next start: %d apps kept", len(rt.apps))
+	st.startedOn(next)
+	if rt.keyApp() != next || len(st.apps) != 1 {
+		t.Fatalf("after the next start: %d apps kept", len(st.apps))
 	}
 }
