@@ -175,6 +175,5 @@ func bearerToken(h string) (string, bool) {
 }
 
 func isToken68(c byte) bool {
-	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' ||
-		c == '-' || c == '.' || c == '_' || c == '~' || c == '+' || c == '/'
+	return isJWTChar(c) || c == '~' || c == '+' || c == '/'
 }

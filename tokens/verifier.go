@@ -61,7 +61,7 @@ func (s *Service) VerifyHeader(authorization string) (Identity, *VerifyError) {
 	// seen before.
 	if tok, ok := bearerToken(authorization); ok {
 		if st := s.settings.Load(); st != nil {
-			if v, ok := s.cached(st, tok); ok {
+			if v, ok := st.cache.get(tok); ok {
 				return s.checkLive(st, v)
 			}
 		}
@@ -99,7 +99,7 @@ func (s *Service) Verify(token string) (Identity, *VerifyError) {
 	if st == nil {
 		return Identity{}, errBadToken // not configured yet (handlers answer 503 first)
 	}
-	v, ok := s.cached(st, token)
+	v, ok := st.cache.get(token)
 	if !ok {
 		if !jwtCharsOnly(token) {
 			return Identity{}, invalid("the access token is malformed")
@@ -113,50 +113,38 @@ func (s *Service) Verify(token string) (Identity, *VerifyError) {
 	return s.checkLive(st, v)
 }
 
-// cached returns what the cache holds for token if the key that checked
-// its signature is still in the ring with the same material. A key
-// replaced under the same kid (a configured key changed in place) makes
-// the entry a miss: the token is checked again, against the new key.
-func (s *Service) cached(st *settings, token string) (*verified, bool) {
-	v, ok := st.cache.get(token)
-	if !ok {
-		return nil, false
-	}
-	if k := s.ring.Load().byKID[v.kid]; k == nil || !k.sameAs(v.key) {
-		return nil, false
-	}
-	return v, true
-}
-
 // jwtCharsOnly reports whether token holds only the characters of a
 // compact JWS: base64url and dots.
 func jwtCharsOnly(token string) bool {
 	for i := 0; i < len(token); i++ {
-		c := token[i]
-		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_' || c == '.') {
+		if !isJWTChar(token[i]) {
 			return false
 		}
 	}
 	return true
 }
 
+// isJWTChar: base64url (RFC 4648 §5) or the dot between a JWS's parts.
+func isJWTChar(c byte) bool {
+	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_' || c == '.'
+}
+
 // verified is what a token's signature and fixed claims established.
 type verified struct {
-	partner, client, sv, kid string
-	key                      *key // the key the signature was checked with
-	iat, nbf, exp            time.Time
+	partner, client, sv string
+	key                 *key // the key the signature was checked with
+	iat, nbf, exp       time.Time
 }
 
 func (s *Service) verifySignature(st *settings, token string) (*verified, *VerifyError) {
 	r := s.ring.Load()
 	var claims accessClaims
-	var kid string
 	var used *key
 	_, err := st.parser.ParseWithClaims(token, &claims, func(t *jwt.Token) (any, error) {
 		if typ, _ := t.Header["typ"].(string); !strings.EqualFold(typ, TokenType) && !strings.EqualFold(typ, "application/"+TokenType) {
 			return nil, errors.New("typ is not at+jwt")
 		}
-		kid, _ = t.Header["kid"].(string)
+		kid, _ := t.Header["kid"].(string)
 		k, ok := r.byKID[kid]
 		if !ok || kid == "" {
 			return nil, errors.New("unknown kid")
@@ -189,7 +177,7 @@ func (s *Service) verifySignature(st *settings, token string) (*verified, *Verif
 	case claims.Subject == "" || claims.ClientID == "" || claims.ID == "":
 		return nil, invalid("the access token lacks sub, client_id or jti")
 	}
-	v := &verified{partner: claims.Subject, client: claims.ClientID, sv: claims.SV, kid: kid, key: used,
+	v := &verified{partner: claims.Subject, client: claims.ClientID, sv: claims.SV, key: used,
 		iat: claims.IssuedAt.Time, exp: claims.ExpiresAt.Time}
 	if claims.NotBefore != nil {
 		v.nbf = claims.NotBefore.Time
@@ -210,7 +198,9 @@ func contains(list []string, s string) bool {
 // ring, the client is active with the same secret, the partner is enabled;
 // then time: not before iat/nbf, and finally exp.
 func (s *Service) checkLive(st *settings, v *verified) (Identity, *VerifyError) {
-	if _, ok := s.ring.Load().byKID[v.kid]; !ok {
+	// The key is still in the ring, with the same material: a configured
+	// key replaced under its kid revokes what it signed.
+	if k := s.ring.Load().byKID[v.key.KID]; k == nil || !k.sameAs(v.key) {
 		return Identity{}, errOldKey
 	}
 	reg := s.reg.Load()
