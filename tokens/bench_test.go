@@ -34,6 +34,23 @@ func BenchmarkVerifyHeader(b *testing.B) {
 	}
 }
 
+// BenchmarkVerifyHeaderParallel: the same from every core at once, as
+// under load: all of them on one token, so any lock or shared counter on
+// its path shows here and not above.
+func BenchmarkVerifyHeaderParallel(b *testing.B) {
+	s, _, _ := newTestService(b, Config{Partners: demoPartners()})
+	header := "Bearer " + mustToken(b, s, "acme-client", acmeSecret).AccessToken
+	b.ReportAllocs()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			if _, err := s.VerifyHeader(header); err != nil {
+				b.Error(err)
+				return
+			}
+		}
+	})
+}
+
 // BenchmarkVerifyFirstSight: the signature and claims check of a token not
 // yet seen (Ed25519).
 func BenchmarkVerifyFirstSight(b *testing.B) {

@@ -229,14 +229,20 @@ func (s *Service) checkLive(st *settings, v *verified) (Identity, *VerifyError) 
 // also capped per shard. A token (about 400 bytes) is hashed once: the hash
 // picks the shard and is the map key, and the entry holds the token to
 // compare (a collision is a miss; the newer token replaces the older).
+//
+// Look-ups take no lock (sync.Map): every request of a partner looks up
+// the same token, and a read lock's shared counter would bounce between
+// the cores serving them. Puts, one per token issued, take their shard's
+// mutex, which also keeps the shard's count exact.
 type verifyCache struct {
 	seed   maphash.Seed
 	shards [16]verifyShard
 }
 
 type verifyShard struct {
-	mu sync.RWMutex
-	m  map[uint64]cacheEntry
+	m  sync.Map // uint64 -> *cacheEntry
+	mu sync.Mutex
+	n  int // entries in m; guarded by mu
 }
 
 type cacheEntry struct {
@@ -247,42 +253,48 @@ type cacheEntry struct {
 const verifyCachePerShard = 4096
 
 func newVerifyCache() *verifyCache {
-	c := &verifyCache{seed: maphash.MakeSeed()}
-	for i := range c.shards {
-		c.shards[i].m = map[uint64]cacheEntry{}
-	}
-	return c
+	return &verifyCache{seed: maphash.MakeSeed()}
+}
+
+func (c *verifyCache) shard(token string) (*verifyShard, uint64) {
+	h := maphash.String(c.seed, token)
+	return &c.shards[h%uint64(len(c.shards))], h
 }
 
 func (c *verifyCache) get(token string) (*verified, bool) {
-	h := maphash.String(c.seed, token)
-	sh := &c.shards[h%uint64(len(c.shards))]
-	sh.mu.RLock()
-	e, ok := sh.m[h]
-	sh.mu.RUnlock()
-	if !ok || e.token != token {
+	sh, h := c.shard(token)
+	e, ok := sh.m.Load(h)
+	if !ok {
 		return nil, false
 	}
-	return e.v, true
+	if e := e.(*cacheEntry); e.token == token {
+		return e.v, true
+	}
+	return nil, false
 }
 
 func (c *verifyCache) put(token string, v *verified, now time.Time) {
-	h := maphash.String(c.seed, token)
-	sh := &c.shards[h%uint64(len(c.shards))]
+	sh, h := c.shard(token)
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
-	if len(sh.m) >= verifyCachePerShard {
-		for k, e := range sh.m {
-			if now.Sub(e.v.exp) > MaxLeeway {
-				delete(sh.m, k)
+	if _, ok := sh.m.Load(h); !ok && sh.n >= verifyCachePerShard {
+		sh.m.Range(func(k, e any) bool {
+			if now.Sub(e.(*cacheEntry).v.exp) > MaxLeeway {
+				sh.m.Delete(k)
+				sh.n--
 			}
-		}
-		for k := range sh.m {
-			if len(sh.m) < verifyCachePerShard {
-				break
+			return true
+		})
+		sh.m.Range(func(k, _ any) bool {
+			if sh.n < verifyCachePerShard {
+				return false
 			}
-			delete(sh.m, k)
-		}
+			sh.m.Delete(k)
+			sh.n--
+			return true
+		})
 	}
-	sh.m[h] = cacheEntry{token: token, v: v}
+	if _, loaded := sh.m.Swap(h, &cacheEntry{token: token, v: v}); !loaded {
+		sh.n++
+	}
 }

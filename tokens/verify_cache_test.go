@@ -2,7 +2,7 @@ package tokens
 
 import (
 	"crypto/rand"
-	"hash/maphash"
+	"fmt"
 	"testing"
 	"time"
 )
@@ -47,10 +47,63 @@ func TestVerifyCacheComparesTheToken(t *testing.T) {
 	if got, ok := c.get("token-a"); !ok || got != v {
 		t.Fatal("a cached token is not found")
 	}
-	h := maphash.String(c.seed, "token-b")
-	c.shards[h%uint64(len(c.shards))].m[h] = cacheEntry{token: "token-c", v: v}
+	sh, h := c.shard("token-b")
+	sh.m.Store(h, &cacheEntry{token: "token-c", v: v})
 	if _, ok := c.get("token-b"); ok {
 		t.Fatal("another token's entry under the same hash was taken for this token")
+	}
+}
+
+// A full shard makes room by dropping the tokens past their expiry (and
+// leeway) first, then any, and never holds more than its cap.
+func TestVerifyCacheCapped(t *testing.T) {
+	c := newVerifyCache()
+	now := time.Now()
+	// Tokens that all land in shard 0.
+	var toks []string
+	for i := 0; len(toks) < verifyCachePerShard+2; i++ {
+		tok := fmt.Sprint("token-", i)
+		if sh, _ := c.shard(tok); sh == &c.shards[0] {
+			toks = append(toks, tok)
+		}
+	}
+	expired := &verified{exp: now.Add(-MaxLeeway - time.Minute)}
+	fresh := &verified{exp: now.Add(time.Hour)}
+	c.put(toks[0], expired, now)
+	for _, tok := range toks[1:verifyCachePerShard] {
+		c.put(tok, fresh, now)
+	}
+	sh := &c.shards[0]
+	count := func() (n int) {
+		sh.m.Range(func(any, any) bool { n++; return true })
+		return n
+	}
+	if n := count(); n != verifyCachePerShard || sh.n != n {
+		t.Fatalf("full shard holds %d entries, counts %d; want %d", n, sh.n, verifyCachePerShard)
+	}
+	// Full: the expired token goes, every fresh one stays.
+	c.put(toks[verifyCachePerShard], fresh, now)
+	if _, ok := c.get(toks[0]); ok {
+		t.Error("the expired token was kept while a new one was added to a full shard")
+	}
+	for _, tok := range toks[1 : verifyCachePerShard+1] {
+		if _, ok := c.get(tok); !ok {
+			t.Fatalf("fresh token %s was dropped while an expired one could go", tok)
+		}
+	}
+	// Full of fresh tokens: one goes, the new one is in, the cap holds.
+	last := toks[verifyCachePerShard+1]
+	c.put(last, fresh, now)
+	if _, ok := c.get(last); !ok {
+		t.Error("the newest token is not cached")
+	}
+	if n := count(); n != verifyCachePerShard || sh.n != n {
+		t.Fatalf("after one more put the shard holds %d entries, counts %d; want %d", n, sh.n, verifyCachePerShard)
+	}
+	// Putting a cached token again replaces it without counting it twice.
+	c.put(last, fresh, now)
+	if n := count(); n != verifyCachePerShard || sh.n != n {
+		t.Fatalf("a second put of one token: %d entries, counts %d", n, sh.n)
 	}
 }
 
