@@ -125,6 +125,10 @@ func run(caddyBin string, runs, rounds int, duration time.Duration, workers int,
 		}
 		fmt.Printf("%-9s / bare: %7.0f vs %7.0f req/s   ratio %.3f over %d runs (runs %s; median of rounds %.3f; target >= %.2f: %s)\n",
 			t.name, s.subject, s.baseline, s.ratio, runs, strings.Join(runsText, ", "), s.median, t.target, verdict)
+		if s.subjectCPU > 0 && s.baselineCPU > 0 {
+			fmt.Printf("%-9s   gateway CPU per request %.1f µs vs %.1f µs bare: %+.1f µs (%+.1f %%)\n",
+				"", s.subjectCPU, s.baselineCPU, s.subjectCPU-s.baselineCPU, 100*(s.subjectCPU/s.baselineCPU-1))
+		}
 	}
 	return nil
 }
@@ -193,8 +197,9 @@ func session(caddyBin, dir string, rounds int, duration time.Duration, workers i
 		MaxIdleConns: workers * 4, MaxIdleConnsPerHost: workers, IdleConnTimeout: time.Minute,
 	}}
 	// Warm-up: connections, caches.
+	cpu := processCPU(cmd.Process.Pid)
 	for _, u := range urls {
-		if _, err := drive(client, u, auth, workers, duration/3); err != nil {
+		if _, err := drive(client, cpu, u, auth, workers, duration/3); err != nil {
 			return nil, err
 		}
 	}
@@ -205,7 +210,7 @@ func session(caddyBin, dir string, rounds int, duration time.Duration, workers i
 		// site inherits its predecessor's garbage and closing connections.
 		line := fmt.Sprintf("round %2d:", i+1)
 		for _, j := range siteOrders[i%len(siteOrders)] {
-			res, err := drive(client, urls[j], auth, workers, duration)
+			res, err := drive(client, cpu, urls[j], auth, workers, duration)
 			if err != nil {
 				return nil, fmt.Errorf("%s: %v", targets[j].name, err)
 			}
@@ -253,7 +258,7 @@ func profileGateway(client *http.Client, admin int, site, url, auth string, work
 		}
 		done <- fetched{b, err}
 	}()
-	load, err := drive(client, url, auth, workers, 11*time.Second)
+	load, err := drive(client, nil, url, auth, workers, 11*time.Second)
 	if err != nil {
 		return err
 	}
@@ -276,26 +281,32 @@ type target struct {
 	target     float64
 }
 
-// result is one site's load over one round.
+// result is one site's load over one round, and the gateway's CPU time
+// (user and system, all threads) meanwhile: 0 where it cannot be read.
 type result struct {
 	requests int64
 	elapsed  time.Duration
+	cpu      time.Duration
 }
 
 func (r result) perSecond() float64 { return float64(r.requests) / r.elapsed.Seconds() }
 
-type summary struct{ subject, baseline, ratio, median float64 }
+type summary struct {
+	subject, baseline, ratio, median float64
+	// The gateway's CPU time per request, in µs, of the subject and the
+	// baseline (0 where it could not be read).
+	subjectCPU, baselineCPU float64
+}
 
 // summarize totals the rounds of a subject and its baseline: each one's
-// overall req/s, their ratio, and the median of the per-round ratios.
+// overall req/s, their ratio, the median of the per-round ratios, and each
+// one's gateway CPU time per request.
 func summarize(subject, baseline []result) summary {
 	var v, b result
 	ratios := make([]float64, 0, len(subject))
 	for i := range subject {
-		v.requests += subject[i].requests
-		v.elapsed += subject[i].elapsed
-		b.requests += baseline[i].requests
-		b.elapsed += baseline[i].elapsed
+		v = v.plus(subject[i])
+		b = b.plus(baseline[i])
 		ratios = append(ratios, subject[i].perSecond()/baseline[i].perSecond())
 	}
 	sort.Float64s(ratios)
@@ -303,20 +314,35 @@ func summarize(subject, baseline []result) summary {
 	if len(ratios)%2 == 0 {
 		med = (ratios[len(ratios)/2-1] + ratios[len(ratios)/2]) / 2
 	}
-	s := summary{subject: v.perSecond(), baseline: b.perSecond(), median: med}
+	s := summary{subject: v.perSecond(), baseline: b.perSecond(), median: med,
+		subjectCPU: v.cpuPerRequest(), baselineCPU: b.cpuPerRequest()}
 	s.ratio = s.subject / s.baseline
 	return s
 }
 
+func (r result) plus(o result) result {
+	return result{requests: r.requests + o.requests, elapsed: r.elapsed + o.elapsed, cpu: r.cpu + o.cpu}
+}
+
+// cpuPerRequest is the gateway's CPU time per request in µs.
+func (r result) cpuPerRequest() float64 {
+	if r.requests == 0 {
+		return 0
+	}
+	return float64(r.cpu.Microseconds()) / float64(r.requests)
+}
+
 // drive sends GET url from workers goroutines for d; every answer must be
-// 200, or the run fails.
-func drive(client *http.Client, url, auth string, workers int, d time.Duration) (result, error) {
+// 200, or the run fails. With cpu, it also notes the gateway's CPU time
+// over the round.
+func drive(client *http.Client, cpu cpuClock, url, auth string, workers int, d time.Duration) (result, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), d)
 	defer cancel()
 	var n atomic.Int64
 	var firstErr error
 	var once sync.Once
 	var wg sync.WaitGroup
+	cpu0, cpuErr := cpu.read()
 	start := time.Now()
 	for range workers {
 		wg.Add(1)
@@ -336,7 +362,11 @@ func drive(client *http.Client, url, auth string, workers int, d time.Duration) 
 		}()
 	}
 	wg.Wait()
-	return result{requests: n.Load(), elapsed: time.Since(start)}, firstErr
+	res := result{requests: n.Load(), elapsed: time.Since(start)}
+	if cpu1, err := cpu.read(); err == nil && cpuErr == nil {
+		res.cpu = cpu1 - cpu0
+	}
+	return res, firstErr
 }
 
 func get(ctx context.Context, client *http.Client, url, auth string) error {

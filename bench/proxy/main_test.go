@@ -2,23 +2,54 @@ package main
 
 import (
 	"math"
+	"os"
 	"strings"
 	"testing"
 	"time"
 )
 
 func TestSummarize(t *testing.T) {
+	ms := time.Millisecond
 	s := summarize(
-		[]result{{900, time.Second}, {2000, 2 * time.Second}, {950, time.Second}},
-		[]result{{1000, time.Second}, {1000, time.Second}, {1000, time.Second}})
+		[]result{{900, time.Second, 100 * ms}, {2000, 2 * time.Second, 300 * ms}, {950, time.Second, 0}},
+		[]result{{1000, time.Second, 50 * ms}, {1000, time.Second, 100 * ms}, {1000, time.Second, 150 * ms}})
 	near := func(a, b float64) bool { return math.Abs(a-b) < 1e-9 }
 	if !near(s.subject, 3850.0/4) || !near(s.baseline, 1000) || !near(s.ratio, 3850.0/4/1000) || !near(s.median, 0.95) {
 		t.Fatalf("summary %+v", s)
 	}
-	even := summarize([]result{{900, time.Second}, {1000, time.Second}}, []result{{1000, time.Second}, {1000, time.Second}})
+	if !near(s.subjectCPU, 400e3/3850) || !near(s.baselineCPU, 100) {
+		t.Fatalf("CPU per request %.3f and %.3f µs, want %.3f and 100", s.subjectCPU, s.baselineCPU, 400e3/3850)
+	}
+	even := summarize([]result{{900, time.Second, 0}, {1000, time.Second, 0}}, []result{{1000, time.Second, 0}, {1000, time.Second, 0}})
 	if !near(even.median, 0.95) {
 		t.Fatalf("median of two rounds = %v", even.median)
 	}
+}
+
+func TestParseStatCPU(t *testing.T) {
+	// A command name with a space and a ')' in it; utime 1234, stime 66.
+	stat := "4242 (cad dy) x) S 1 4242 4242 0 -1 4194560 9 0 0 0 1234 66 0 0 20 0 12 0 99 0 0\n"
+	got, err := parseStatCPU(stat)
+	if err != nil || got != 13*time.Second {
+		t.Fatalf("parseStatCPU = %v, %v; want 13s", got, err)
+	}
+	for _, bad := range []string{"", "4242 (caddy S 1", "4242 (caddy) S 1 2 3", "4242 (caddy) S 1 4242 4242 0 -1 4194560 9 0 0 0 x 66 0"} {
+		if _, err := parseStatCPU(bad); err == nil {
+			t.Errorf("parseStatCPU(%q) gave no error", bad)
+		}
+	}
+	// This process's own clock moves.
+	cpu := processCPU(os.Getpid())
+	t0, err := cpu.read()
+	if err != nil {
+		t.Skip("no /proc here:", err)
+	}
+	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); {
+		if t1, _ := cpu.read(); t1 > t0 {
+			return
+		}
+	}
+	t.Fatal("the process's CPU time did not move in 5 s of spinning")
 }
 
 func TestBenchCaddyfile(t *testing.T) {
