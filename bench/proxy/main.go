@@ -7,8 +7,15 @@
 //	protected  route { fulfilment_auth + fulfilment_version   GET /api/fulfilment/v4/products -> /wms/items
 //	           + reverse_proxy } (the demo's shape)
 //
+// With -decompose it also measures two sites that split the protected
+// path's cost (shown, with no target):
+//
+//	routed        the protected site without fulfilment_auth
+//	bare+headers  the bare site, every request carrying X-Partner-Id and
+//	              X-Request-Id (what the guard adds upstream)
+//
 // Every request carries the same Bearer token (fetched from the protected
-// site's token endpoint), so the three differ only in the gateway's work.
+// site's token endpoint), so the sites differ only in the gateway's work.
 // It drives the sites one after another for several rounds of a fixed
 // duration each, with keep-alive HTTP clients, in orders that let each site
 // follow each other site equally often, and prints each round's requests
@@ -20,6 +27,7 @@
 //
 //	go run ./bench/proxy                       # builds the gateway from ./cmd/fulfilgate
 //	go run ./bench/proxy -caddy ./caddy -runs 3 -rounds 60 -duration 300ms -workers 16   # the defaults
+//	go run ./bench/proxy -decompose            # five sites: about 6 minutes
 package main
 
 import (
@@ -49,8 +57,11 @@ func main() {
 	duration := flag.Duration("duration", 300*time.Millisecond, "load duration per site per round")
 	workers := flag.Int("workers", 16, "concurrent keep-alive clients")
 	profile := flag.String("cpuprofile", "", "after the last run's rounds, write a 10 s CPU profile of the gateway process under one site's load only to this file (read it with go tool pprof -top -cum FILE)")
-	profileSite := flag.String("cpuprofile-site", "protected", "the site whose load -cpuprofile profiles: bare, versioned or protected")
+	profileSite := flag.String("cpuprofile-site", "protected", "the site whose load -cpuprofile profiles: bare, versioned or protected (or, with -decompose, routed or bare+headers)")
+	decompose := flag.Bool("decompose", false, "also measure two sites that split the protected path's cost: routed (the protected site without the guard) and bare+headers (the bare site, each request carrying the two headers the guard sends upstream)")
 	flag.Parse()
+	targets = sites(*decompose)
+	siteOrders = ordersFor(len(targets))
 	profiled := slices.IndexFunc(targets, func(t target) bool { return t.name == *profileSite })
 	if profiled < 0 {
 		fmt.Fprintln(os.Stderr, "bench/proxy: -cpuprofile-site: no site", *profileSite)
@@ -62,12 +73,33 @@ func main() {
 	}
 }
 
-// targets are the sites measured: bare first (the baseline), then the
-// others with the least ratio to bare each must reach.
-var targets = []target{
-	{name: "bare", path: "/wms/items?page=1"},
-	{name: "versioned", path: "/api/fulfilment/v4/products?page=1", target: 0.97},
-	{name: "protected", path: "/api/fulfilment/v4/products?page=1", target: 0.95},
+// targets are the sites measured (set by main from the flags): bare first
+// (the baseline), then the others with the least ratio to bare each must
+// reach (0: none, only shown).
+var targets = sites(false)
+
+// sites returns the sites to measure; with decompose, two more that split
+// the protected path's cost between the route, the guard's work and the
+// headers it adds.
+func sites(decompose bool) []target {
+	ts := []target{
+		{name: "bare", server: "bare", path: "/wms/items?page=1"},
+		{name: "versioned", server: "versioned", path: "/api/fulfilment/v4/products?page=1", target: 0.97},
+		{name: "protected", server: "protected", path: "/api/fulfilment/v4/products?page=1", target: 0.95},
+	}
+	if decompose {
+		ts = append(ts,
+			// The protected site's routes and version mapping, no guard.
+			target{name: "routed", server: "routed", path: "/api/fulfilment/v4/products?page=1"},
+			// The bare site, with what the guard adds to each request
+			// sent upstream (decisions §2: the partner id and a request
+			// id); the partner sends them here, so the gateway also reads
+			// them.
+			target{name: "bare+headers", server: "bare", path: "/wms/items?page=1", header: http.Header{
+				"X-Partner-Id": {"bench-partner"}, "X-Request-Id": {"0f3c2a9e-8d1b-4c7a-9e2f-5b6d7c8e9f01"}}},
+		)
+	}
+	return ts
 }
 
 // profileRequest asks for a CPU profile (to path, if not empty) of the
@@ -115,16 +147,19 @@ func run(caddyBin string, runs, rounds int, duration time.Duration, workers int,
 	}
 	for j, t := range targets[1:] {
 		s := summarize(all[j+1], all[0])
-		verdict := "met"
-		if s.ratio < t.target {
-			verdict = "NOT met"
+		verdict := fmt.Sprintf("target >= %.2f: met", t.target)
+		switch {
+		case t.target == 0:
+			verdict = "no target: shown to split the protected path's cost"
+		case s.ratio < t.target:
+			verdict = fmt.Sprintf("target >= %.2f: NOT met", t.target)
 		}
 		runsText := make([]string, len(perRun[j+1]))
 		for i, v := range perRun[j+1] {
 			runsText[i] = fmt.Sprintf("%.3f", v)
 		}
-		fmt.Printf("%-9s / bare: %7.0f vs %7.0f req/s   ratio %.3f over %d runs (runs %s; median of rounds %.3f; target >= %.2f: %s)\n",
-			t.name, s.subject, s.baseline, s.ratio, runs, strings.Join(runsText, ", "), s.median, t.target, verdict)
+		fmt.Printf("%-9s / bare: %7.0f vs %7.0f req/s   ratio %.3f over %d runs (runs %s; median of rounds %.3f; %s)\n",
+			t.name, s.subject, s.baseline, s.ratio, runs, strings.Join(runsText, ", "), s.median, verdict)
 		if s.subjectCPU > 0 && s.baselineCPU > 0 {
 			fmt.Printf("%-9s   gateway CPU per request %.1f µs vs %.1f µs bare: %+.1f µs (%+.1f %%)\n",
 				"", s.subjectCPU, s.baselineCPU, s.subjectCPU-s.baselineCPU, 100*(s.subjectCPU/s.baselineCPU-1))
@@ -139,12 +174,12 @@ func session(caddyBin, dir string, rounds int, duration time.Duration, workers i
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, err
 	}
-	ports, err := freePorts(5)
+	ports, err := freePorts(6)
 	if err != nil {
 		return nil, err
 	}
-	admin, versioned, protected, bare, upstream := ports[0], ports[1], ports[2], ports[3], ports[4]
-	if err := os.WriteFile(filepath.Join(dir, "Caddyfile"), []byte(benchCaddyfile(admin, versioned, protected, bare, upstream, dir)), 0o600); err != nil {
+	admin, versioned, protected, bare, upstream, routed := ports[0], ports[1], ports[2], ports[3], ports[4], ports[5]
+	if err := os.WriteFile(filepath.Join(dir, "Caddyfile"), []byte(benchCaddyfile(admin, versioned, protected, bare, upstream, routed, dir)), 0o600); err != nil {
 		return nil, err
 	}
 	logs, err := os.Create(filepath.Join(dir, "caddy.log"))
@@ -182,13 +217,17 @@ func session(caddyBin, dir string, rounds int, duration time.Duration, workers i
 		return nil, fmt.Errorf("%v\n%s", err, b)
 	}
 	// Every site gets the identical request, token included, so that what
-	// differs is the gateway's work, not the bytes on the wire.
-	auth := "Bearer " + token
-	port := map[string]int{"bare": bare, "versioned": versioned, "protected": protected}
-	urls := make([]string, len(targets))
+	// differs is the gateway's work, not the bytes on the wire (but for
+	// bare+headers, whose point is two more headers).
+	port := map[string]int{"bare": bare, "versioned": versioned, "protected": protected, "routed": routed}
+	reqs := make([]request, len(targets))
 	for j, t := range targets {
-		urls[j] = fmt.Sprintf("http://127.0.0.1:%d%s", port[t.name], t.path)
-		if err := get(context.Background(), http.DefaultClient, urls[j], auth); err != nil {
+		h := http.Header{"Authorization": {"Bearer " + token}}
+		for k, v := range t.header {
+			h[k] = v
+		}
+		reqs[j] = request{url: fmt.Sprintf("http://127.0.0.1:%d%s", port[t.server], t.path), header: h}
+		if err := get(context.Background(), http.DefaultClient, reqs[j]); err != nil {
 			return nil, fmt.Errorf("%s site: %v", t.name, err)
 		}
 	}
@@ -198,8 +237,8 @@ func session(caddyBin, dir string, rounds int, duration time.Duration, workers i
 	}}
 	// Warm-up: connections, caches.
 	cpu := processCPU(cmd.Process.Pid)
-	for _, u := range urls {
-		if _, err := drive(client, cpu, u, auth, workers, duration/3); err != nil {
+	for _, rq := range reqs {
+		if _, err := drive(client, cpu, rq, workers, duration/3); err != nil {
 			return nil, err
 		}
 	}
@@ -210,7 +249,7 @@ func session(caddyBin, dir string, rounds int, duration time.Duration, workers i
 		// site inherits its predecessor's garbage and closing connections.
 		line := fmt.Sprintf("round %2d:", i+1)
 		for _, j := range siteOrders[i%len(siteOrders)] {
-			res, err := drive(client, cpu, urls[j], auth, workers, duration)
+			res, err := drive(client, cpu, reqs[j], workers, duration)
 			if err != nil {
 				return nil, fmt.Errorf("%s: %v", targets[j].name, err)
 			}
@@ -222,24 +261,35 @@ func session(caddyBin, dir string, rounds int, duration time.Duration, workers i
 		fmt.Println(line)
 	}
 	if profile.path != "" {
-		if err := profileGateway(client, admin, targets[profile.site].name, urls[profile.site], auth, workers, profile.path); err != nil {
+		if err := profileGateway(client, admin, targets[profile.site].name, reqs[profile.site], workers, profile.path); err != nil {
 			return nil, err
 		}
 	}
 	return results, nil
 }
 
-// siteOrders are the orders of targets in successive rounds. Run back to
-// back, they give the sequence 0 1 2 0 2 1 0 1 2 ...: every ordered pair of
-// different sites once in each cycle of six, and no site after itself
-// (TestSiteOrdersBalanced checks this for the current targets).
-var siteOrders = [][]int{{0, 1, 2}, {0, 2, 1}}
+// siteOrders are the orders of targets in successive rounds (set by main).
+var siteOrders = ordersFor(3)
+
+// ordersFor returns the orders of n sites in successive rounds. Run back
+// to back, they give every ordered pair of different sites once per cycle
+// and no site after itself: for 3 sites 0 1 2 0 2 1 0 1 2 ..., for 5 a
+// cycle of 20 (TestSiteOrdersBalanced checks both).
+func ordersFor(n int) [][]int {
+	switch n {
+	case 3:
+		return [][]int{{0, 1, 2}, {0, 2, 1}}
+	case 5:
+		return [][]int{{0, 1, 2, 3, 4}, {0, 4, 3, 2, 1}, {0, 2, 4, 1, 3}, {0, 3, 1, 4, 2}}
+	}
+	panic(fmt.Sprintf("bench/proxy: no balanced orders for %d sites", n))
+}
 
 // profileGateway drives url (the site named site) alone while it fetches a
 // 10 s CPU profile of the gateway from its admin API (Caddy serves
 // /debug/pprof there), writes it to path and says how many requests the
 // load made (to compare profiles per request).
-func profileGateway(client *http.Client, admin int, site, url, auth string, workers int, path string) error {
+func profileGateway(client *http.Client, admin int, site string, rq request, workers int, path string) error {
 	type fetched struct {
 		body []byte
 		err  error
@@ -258,7 +308,7 @@ func profileGateway(client *http.Client, admin int, site, url, auth string, work
 		}
 		done <- fetched{b, err}
 	}()
-	load, err := drive(client, nil, url, auth, workers, 11*time.Second)
+	load, err := drive(client, nil, rq, workers, 11*time.Second)
 	if err != nil {
 		return err
 	}
@@ -274,11 +324,19 @@ func profileGateway(client *http.Client, admin int, site, url, auth string, work
 	return nil
 }
 
-// target is one site: its request path and the least ratio to bare it must
-// reach.
+// target is one site measured: its name, the server (Caddyfile site) it
+// calls, its request path and any headers added to its requests, and the
+// least ratio to bare it must reach (0: none).
 type target struct {
-	name, path string
-	target     float64
+	name, server, path string
+	header             http.Header
+	target             float64
+}
+
+// request is what a site's load sends: GET url with header.
+type request struct {
+	url    string
+	header http.Header
 }
 
 // result is one site's load over one round, and the gateway's CPU time
@@ -335,7 +393,7 @@ func (r result) cpuPerRequest() float64 {
 // drive sends GET url from workers goroutines for d; every answer must be
 // 200, or the run fails. With cpu, it also notes the gateway's CPU time
 // over the round.
-func drive(client *http.Client, cpu cpuClock, url, auth string, workers int, d time.Duration) (result, error) {
+func drive(client *http.Client, cpu cpuClock, rq request, workers int, d time.Duration) (result, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), d)
 	defer cancel()
 	var n atomic.Int64
@@ -349,7 +407,7 @@ func drive(client *http.Client, cpu cpuClock, url, auth string, workers int, d t
 		go func() {
 			defer wg.Done()
 			for ctx.Err() == nil {
-				err := get(ctx, client, url, auth)
+				err := get(ctx, client, rq)
 				if err != nil {
 					if ctx.Err() != nil {
 						return // the round ended mid-request
@@ -369,12 +427,14 @@ func drive(client *http.Client, cpu cpuClock, url, auth string, workers int, d t
 	return res, firstErr
 }
 
-func get(ctx context.Context, client *http.Client, url, auth string) error {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+func get(ctx context.Context, client *http.Client, rq request) error {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, rq.url, nil)
 	if err != nil {
 		return err
 	}
-	req.Header.Set("Authorization", auth)
+	for k, v := range rq.header { // shared, read-only values
+		req.Header[k] = v
+	}
 	resp, err := client.Do(req)
 	if err != nil {
 		return err
@@ -385,16 +445,17 @@ func get(ctx context.Context, client *http.Client, url, auth string) error {
 		return err
 	}
 	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("GET %s: status %d", url, resp.StatusCode)
+		return fmt.Errorf("GET %s: status %d", rq.url, resp.StatusCode)
 	}
 	return nil
 }
 
-// benchCaddyfile is the gateway configuration: three proxy sites in front
-// of one fixed-response upstream site, all on loopback, no access logs.
+// benchCaddyfile is the gateway configuration: four proxy sites (bare,
+// versioned, protected and routed, the last for -decompose) in front of
+// one fixed-response upstream site, all on loopback, no access logs.
 // The protected site is the demo's shape: a token route and the
 // fulfilment route with the Bearer guard, the version mapping and the proxy.
-func benchCaddyfile(admin, versioned, protected, bare, upstream int, dataDir string) string {
+func benchCaddyfile(admin, versioned, protected, bare, upstream, routed int, dataDir string) string {
 	return fmt.Sprintf(`{
 	admin 127.0.0.1:%d
 	default_bind 127.0.0.1
@@ -439,11 +500,26 @@ http://:%d {
 }
 
 http://:%d {
+	route /api/auth/token {
+		fulfilment_token
+	}
+	route /api/fulfilment/* {
+		fulfilment_version {
+			map products items
+			version v4 {
+				upstream_prefix /wms
+			}
+		}
+		reverse_proxy 127.0.0.1:%d
+	}
+}
+
+http://:%d {
 	header Content-Type application/json
 	respond /wms/items `+"`"+`{"items":[{"id":"ITM-1","sku":"SKU-1","name":"Demo item"}],"page":1,"page_size":50,"total":1}`+"`"+` 200
 	respond 404
 }
-`, admin, filepath.Join(dataDir, "data"), benchClient, benchSecret, versioned, upstream, protected, upstream, bare, upstream, upstream)
+`, admin, filepath.Join(dataDir, "data"), benchClient, benchSecret, versioned, upstream, protected, upstream, bare, upstream, routed, upstream, upstream)
 }
 
 // The benchmark partner's credentials (for this throw-away gateway only).

@@ -52,10 +52,29 @@ func TestParseStatCPU(t *testing.T) {
 	t.Fatal("the process's CPU time did not move in 5 s of spinning")
 }
 
+// The decomposition's sites: the routed site lacks only the guard, and
+// bare+headers is the bare site with the two headers the guard adds.
+func TestDecompositionSites(t *testing.T) {
+	plain, all := sites(false), sites(true)
+	if len(plain) != 3 || len(all) != 5 || plain[0].name != "bare" || all[0].name != "bare" {
+		t.Fatalf("sites: %v / %v", plain, all)
+	}
+	bh := all[4]
+	if bh.server != "bare" || bh.header.Get("X-Partner-Id") == "" || bh.header.Get("X-Request-Id") == "" {
+		t.Fatalf("bare+headers: %+v", bh)
+	}
+	cf := benchCaddyfile(1, 2, 3, 4, 5, 6, "/tmp/d")
+	routed := cf[strings.Index(cf, "http://:6 {"):]
+	routed = routed[:strings.Index(routed, "\n}\n")]
+	if strings.Contains(routed, "fulfilment_auth") || !strings.Contains(routed, "fulfilment_version") || !strings.Contains(routed, "route /api/fulfilment/*") {
+		t.Fatalf("routed site:\n%s", routed)
+	}
+}
+
 func TestBenchCaddyfile(t *testing.T) {
-	cf := benchCaddyfile(1, 2, 3, 4, 5, "/tmp/d")
+	cf := benchCaddyfile(1, 2, 3, 4, 5, 6, "/tmp/d")
 	for _, want := range []string{"admin 127.0.0.1:1", "http://:2 {", "fulfilment_version", "http://:3 {", "fulfilment_auth",
-		"fulfilment_token", "http://:4 {", "reverse_proxy 127.0.0.1:5", "http://:5 {", "default_bind 127.0.0.1", "data_dir /tmp/d/data"} {
+		"fulfilment_token", "http://:4 {", "reverse_proxy 127.0.0.1:5", "http://:5 {", "http://:6 {", "default_bind 127.0.0.1", "data_dir /tmp/d/data"} {
 		if !strings.Contains(cf, want) {
 			t.Errorf("Caddyfile lacks %q:\n%s", want, cf)
 		}
@@ -66,12 +85,19 @@ func TestBenchCaddyfile(t *testing.T) {
 // site equally often (across rounds too) and never itself, and each round
 // drives every site once.
 func TestSiteOrdersBalanced(t *testing.T) {
-	n := len(targets)
-	if len(siteOrders) == 0 {
+	for _, decompose := range []bool{false, true} {
+		n := len(sites(decompose))
+		checkBalanced(t, n, ordersFor(n))
+	}
+}
+
+func checkBalanced(t *testing.T, n int, orders [][]int) {
+	t.Helper()
+	if len(orders) == 0 {
 		t.Fatal("no site orders")
 	}
 	var seq []int
-	for _, o := range siteOrders {
+	for _, o := range orders {
 		seen := map[int]bool{}
 		for _, j := range o {
 			if j < 0 || j >= n || seen[j] {
