@@ -261,6 +261,13 @@ func (c *verifyCache) shard(token string) (*verifyShard, uint64) {
 	return &c.shards[h%uint64(len(c.shards))], h
 }
 
+// drop deletes k and counts it; the caller holds sh.mu.
+func (sh *verifyShard) drop(k any) {
+	if _, ok := sh.m.LoadAndDelete(k); ok {
+		sh.n--
+	}
+}
+
 func (c *verifyCache) get(token string) (*verified, bool) {
 	sh, h := c.shard(token)
 	e, ok := sh.m.Load(h)
@@ -280,8 +287,7 @@ func (c *verifyCache) put(token string, v *verified, now time.Time) {
 	if _, ok := sh.m.Load(h); !ok && sh.n >= verifyCachePerShard {
 		sh.m.Range(func(k, e any) bool {
 			if now.Sub(e.(*cacheEntry).v.exp) > MaxLeeway {
-				sh.m.Delete(k)
-				sh.n--
+				sh.drop(k)
 			}
 			return true
 		})
@@ -289,8 +295,7 @@ func (c *verifyCache) put(token string, v *verified, now time.Time) {
 			if sh.n < verifyCachePerShard {
 				return false
 			}
-			sh.m.Delete(k)
-			sh.n--
+			sh.drop(k)
 			return true
 		})
 	}
