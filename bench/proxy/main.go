@@ -459,6 +459,22 @@ func get(ctx context.Context, client *http.Client, rq request) error {
 // The protected site is the demo's shape: a token route and the
 // fulfilment route with the Bearer guard, the version mapping and the proxy.
 func benchCaddyfile(admin, versioned, protected, bare, upstream, routed, headers int, dataDir string) string {
+	proxy := fmt.Sprintf("reverse_proxy 127.0.0.1:%d", upstream)
+	version := `fulfilment_version {
+	map products items
+	version v4 {
+		upstream_prefix /wms
+	}
+}`
+	// The demo's shape: the token route, and the fulfilment route with
+	// the guard (if any), the version mapping and the proxy.
+	routes := func(guard ...string) string {
+		return "route /api/auth/token {\n\tfulfilment_token\n}\n" +
+			"route /api/fulfilment/* {\n" + indent(append(guard, version, proxy)...) + "}"
+	}
+	site := func(port int, lines ...string) string {
+		return fmt.Sprintf("\nhttp://:%d {\n%s}\n", port, indent(lines...))
+	}
 	return fmt.Sprintf(`{
 	admin 127.0.0.1:%d
 	default_bind 127.0.0.1
@@ -471,66 +487,33 @@ func benchCaddyfile(admin, versioned, protected, bare, upstream, routed, headers
 		}
 	}
 }
+`, admin, filepath.Join(dataDir, "data"), benchClient, benchSecret) +
+		site(versioned, version, proxy) +
+		site(protected, routes("fulfilment_auth")) +
+		site(bare, proxy) +
+		site(routed, routes()) +
+		site(headers,
+			"request_header -Authorization",
+			"request_header X-Partner-Id bench-partner",
+			"request_header X-Request-Id 0f3c2a9e-8d1b-4c7a-9e2f-5b6d7c8e9f01",
+			"header X-Request-Id 0f3c2a9e-8d1b-4c7a-9e2f-5b6d7c8e9f01",
+			proxy) +
+		site(upstream,
+			"header Content-Type application/json",
+			"respond /wms/items `{\"items\":[{\"id\":\"ITM-1\",\"sku\":\"SKU-1\",\"name\":\"Demo item\"}],\"page\":1,\"page_size\":50,\"total\":1}` 200",
+			"respond 404")
+}
 
-http://:%d {
-	fulfilment_version {
-		map products items
-		version v4 {
-			upstream_prefix /wms
+// indent joins Caddyfile lines (each possibly several lines itself), one
+// tab deeper, each line ending in a newline.
+func indent(lines ...string) string {
+	var b strings.Builder
+	for _, l := range lines {
+		for _, line := range strings.Split(l, "\n") {
+			b.WriteString("\t" + line + "\n")
 		}
 	}
-	reverse_proxy 127.0.0.1:%d
-}
-
-http://:%d {
-	route /api/auth/token {
-		fulfilment_token
-	}
-	route /api/fulfilment/* {
-		fulfilment_auth
-		fulfilment_version {
-			map products items
-			version v4 {
-				upstream_prefix /wms
-			}
-		}
-		reverse_proxy 127.0.0.1:%d
-	}
-}
-
-http://:%d {
-	reverse_proxy 127.0.0.1:%d
-}
-
-http://:%d {
-	route /api/auth/token {
-		fulfilment_token
-	}
-	route /api/fulfilment/* {
-		fulfilment_version {
-			map products items
-			version v4 {
-				upstream_prefix /wms
-			}
-		}
-		reverse_proxy 127.0.0.1:%d
-	}
-}
-
-http://:%d {
-	request_header -Authorization
-	request_header X-Partner-Id bench-partner
-	request_header X-Request-Id 0f3c2a9e-8d1b-4c7a-9e2f-5b6d7c8e9f01
-	header X-Request-Id 0f3c2a9e-8d1b-4c7a-9e2f-5b6d7c8e9f01
-	reverse_proxy 127.0.0.1:%d
-}
-
-http://:%d {
-	header Content-Type application/json
-	respond /wms/items `+"`"+`{"items":[{"id":"ITM-1","sku":"SKU-1","name":"Demo item"}],"page":1,"page_size":50,"total":1}`+"`"+` 200
-	respond 404
-}
-`, admin, filepath.Join(dataDir, "data"), benchClient, benchSecret, versioned, upstream, protected, upstream, bare, upstream, routed, upstream, headers, upstream, upstream)
+	return b.String()
 }
 
 // The benchmark partner's credentials (for this throw-away gateway only).
