@@ -132,40 +132,20 @@ func (s *Service) commitAcks(batch []ackResult) {
 		i = j
 	}
 
-	sc := &s.sched
+	// Count and report the outcomes first: a RunDue waits below for these
+	// deliveries to be acknowledged, and must then see them counted.
 	var dq, dd int64
-	poke := false
-	sc.mu.Lock()
 	for i := range batch {
-		r := &batch[i]
-		id := r.d.ID
-		delete(sc.inflight, id)
-		if sc.scanning {
-			sc.doneDuring[id] = true
-		}
-		sc.pending--
 		if !committed[i] {
-			// Not recorded: it stays due under its old key; make sure the
-			// next pass looks there again.
-			sc.pendingLow = minKey(sc.pendingLow, r.oldKey)
-			poke = true
 			continue
 		}
-		switch r.outcome {
+		switch batch[i].outcome {
 		case OutcomeSuccess, OutcomeDropped:
 			dq--
-		case OutcomeFailure:
-			sc.pendingLow = minKey(sc.pendingLow, dueKey(r.d.Due, r.d.ID))
-			poke = true
 		case OutcomeDead:
 			dq--
 			dd++
 		}
-	}
-	sc.idle.Broadcast()
-	sc.mu.Unlock()
-	if poke {
-		sc.poke()
 	}
 	s.queued.Add(dq)
 	s.dead.Add(dd)
@@ -180,5 +160,33 @@ func (s *Service) commitAcks(batch []ackResult) {
 	}
 	if dq != 0 || dd != 0 {
 		s.reportDepth()
+	}
+
+	sc := &s.sched
+	poke := false
+	sc.mu.Lock()
+	for i := range batch {
+		r := &batch[i]
+		id := r.d.ID
+		delete(sc.inflight, id)
+		if sc.scanning {
+			sc.doneDuring[id] = true
+		}
+		sc.pending--
+		switch {
+		case !committed[i]:
+			// Not recorded: it stays due under its old key; make sure the
+			// next pass looks there again.
+			sc.pendingLow = minKey(sc.pendingLow, r.oldKey)
+			poke = true
+		case r.outcome == OutcomeFailure:
+			sc.pendingLow = minKey(sc.pendingLow, dueKey(r.d.Due, r.d.ID))
+			poke = true
+		}
+	}
+	sc.idle.Broadcast()
+	sc.mu.Unlock()
+	if poke {
+		sc.poke()
 	}
 }

@@ -378,6 +378,34 @@ func TestDeletedSubscriptionDropsDeliveries(t *testing.T) {
 	}
 }
 
+// slowObserver reports outcomes late, as a busy metrics back end might.
+type slowObserver struct{ *countingObserver }
+
+func (o slowObserver) Delivery(event string, out Outcome) {
+	time.Sleep(20 * time.Millisecond)
+	o.countingObserver.Delivery(event, out)
+}
+
+// RunDue returns only once every delivery it dispatched is recorded in the
+// queue depth and reported to the Observer (it once returned as soon as
+// the last one was committed, before its outcome was counted).
+func TestRunDueReturnsAfterOutcomesAreCounted(t *testing.T) {
+	db := openDB(t, t.TempDir())
+	o := testOptions(db, newFakeClock())
+	obs := slowObserver{newCountingObserver()}
+	o.Observer = obs
+	s := newService(t, o)
+	rcv := newReceiver(t, always(200))
+	subscribe(t, s, "p1", rcv.URL, EventOutboundStatus)
+	if _, err := s.Publish("p1", []Event{{EventOutboundStatus, "O1"}, {EventOutboundStatus, "O2"}, {EventOutboundStatus, "O3"}}, nil); err != nil {
+		t.Fatal(err)
+	}
+	runDue(t, s)
+	if q, _ := s.Depth(); q != 0 || obs.count(OutcomeSuccess) != 3 {
+		t.Fatalf("after RunDue: queued %d, successes reported %d; want 0 and 3", q, obs.count(OutcomeSuccess))
+	}
+}
+
 // TestCrashDurability: deliveries published and then the database closed
 // without the dispatcher ever running (as after kill -9) are delivered after
 // reopening.
