@@ -111,8 +111,9 @@ func (s *Service) ackTxn(batch []ackResult) (*badger.Txn, int) {
 	return txn, len(batch)
 }
 
-// commitAcks commits batch (splitting it if the transaction grows too big)
-// and then updates the in-memory state, counters and observer.
+// commitAcks commits batch (splitting it if the transaction grows too big),
+// then reports the outcomes to the Observer, updates the counters, and
+// last releases the deliveries in the scheduler (which wakes RunDue).
 func (s *Service) commitAcks(batch []ackResult) {
 	committed := make([]bool, len(batch))
 	for i := 0; i < len(batch); {
@@ -132,32 +133,28 @@ func (s *Service) commitAcks(batch []ackResult) {
 		i = j
 	}
 
-	// Count and report the outcomes first: a RunDue waits below for these
-	// deliveries to be acknowledged, and must then see them counted.
+	// Report and count the outcomes first: a RunDue waits below for these
+	// deliveries to be acknowledged, and must then see them counted. The
+	// Observer hears of them before Depth changes, so whoever waits for a
+	// depth also sees the outcomes that made it.
 	var dq, dd int64
 	for i := range batch {
 		if !committed[i] {
 			continue
 		}
+		s.cur().opts.Observer.Delivery(batch[i].d.Event.Name, batch[i].outcome)
 		switch batch[i].outcome {
 		case OutcomeSuccess, OutcomeDropped:
 			dq--
 		case OutcomeDead:
 			dq--
 			dd++
+			s.logger().Warn("webhooks: delivery moved to dead letters", zap.String("delivery", batch[i].d.ID),
+				zap.String("subscription", batch[i].d.SubscriptionID), zap.Int("attempts", batch[i].d.Attempts))
 		}
 	}
 	s.queued.Add(dq)
 	s.dead.Add(dd)
-	for i := range batch {
-		if committed[i] {
-			s.cur().opts.Observer.Delivery(batch[i].d.Event.Name, batch[i].outcome)
-			if batch[i].outcome == OutcomeDead {
-				s.logger().Warn("webhooks: delivery moved to dead letters", zap.String("delivery", batch[i].d.ID),
-					zap.String("subscription", batch[i].d.SubscriptionID), zap.Int("attempts", batch[i].d.Attempts))
-			}
-		}
-	}
 	if dq != 0 || dd != 0 {
 		s.reportDepth()
 	}

@@ -378,7 +378,9 @@ func TestDeletedSubscriptionDropsDeliveries(t *testing.T) {
 	}
 }
 
-// slowObserver reports outcomes late, as a busy metrics back end might.
+// slowObserver reports outcomes late, as a busy metrics back end might
+// (the Observer contract asks for fast calls; this one breaks it on
+// purpose, to widen any window between an outcome and its report).
 type slowObserver struct{ *countingObserver }
 
 func (o slowObserver) Delivery(event string, out Outcome) {
@@ -403,6 +405,32 @@ func TestRunDueReturnsAfterOutcomesAreCounted(t *testing.T) {
 	runDue(t, s)
 	if q, _ := s.Depth(); q != 0 || obs.count(OutcomeSuccess) != 3 {
 		t.Fatalf("after RunDue: queued %d, successes reported %d; want 0 and 3", q, obs.count(OutcomeSuccess))
+	}
+}
+
+// Whoever waits for the queue depth (as the admin depth endpoint's readers
+// do) sees the outcomes that made it already reported to the Observer.
+func TestDepthChangesAfterOutcomesAreReported(t *testing.T) {
+	db := openDB(t, t.TempDir())
+	o := testOptions(db, newFakeClock())
+	obs := slowObserver{newCountingObserver()}
+	o.Observer = obs
+	s := newService(t, o)
+	rcv := newReceiver(t, always(200))
+	subscribe(t, s, "p1", rcv.URL, EventOutboundStatus)
+	if _, err := s.Publish("p1", []Event{{EventOutboundStatus, "O1"}, {EventOutboundStatus, "O2"}, {EventOutboundStatus, "O3"}}, nil); err != nil {
+		t.Fatal(err)
+	}
+	s.Start()
+	deadline := time.Now().Add(10 * time.Second)
+	for q, _ := s.Depth(); q != 0; q, _ = s.Depth() {
+		if time.Now().After(deadline) {
+			t.Fatalf("queue depth still %d after 10 s", q)
+		}
+		time.Sleep(time.Millisecond)
+	}
+	if got := obs.count(OutcomeSuccess); got != 3 {
+		t.Fatalf("depth 0 with %d successes reported; want 3", got)
 	}
 }
 
