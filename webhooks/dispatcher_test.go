@@ -388,10 +388,10 @@ func (o slowObserver) Delivery(event string, out Outcome) {
 	o.countingObserver.Delivery(event, out)
 }
 
-// RunDue returns only once every delivery it dispatched is recorded in the
-// queue depth and reported to the Observer (it once returned as soon as
-// the last one was committed, before its outcome was counted).
-func TestRunDueReturnsAfterOutcomesAreCounted(t *testing.T) {
+// threeQueuedWithSlowObserver returns a service (not started) with three
+// deliveries queued to a receiver that accepts them, and its slow Observer.
+func threeQueuedWithSlowObserver(t *testing.T) (*Service, slowObserver) {
+	t.Helper()
 	db := openDB(t, t.TempDir())
 	o := testOptions(db, newFakeClock())
 	obs := slowObserver{newCountingObserver()}
@@ -402,6 +402,14 @@ func TestRunDueReturnsAfterOutcomesAreCounted(t *testing.T) {
 	if _, err := s.Publish("p1", []Event{{EventOutboundStatus, "O1"}, {EventOutboundStatus, "O2"}, {EventOutboundStatus, "O3"}}, nil); err != nil {
 		t.Fatal(err)
 	}
+	return s, obs
+}
+
+// RunDue returns only once every delivery it dispatched is recorded in the
+// queue depth and reported to the Observer (it once returned as soon as
+// the last one was committed, before its outcome was counted).
+func TestRunDueReturnsAfterOutcomesAreCounted(t *testing.T) {
+	s, obs := threeQueuedWithSlowObserver(t)
 	runDue(t, s)
 	if q, _ := s.Depth(); q != 0 || obs.count(OutcomeSuccess) != 3 {
 		t.Fatalf("after RunDue: queued %d, successes reported %d; want 0 and 3", q, obs.count(OutcomeSuccess))
@@ -411,16 +419,7 @@ func TestRunDueReturnsAfterOutcomesAreCounted(t *testing.T) {
 // Whoever waits for the queue depth (as the admin depth endpoint's readers
 // do) sees the outcomes that made it already reported to the Observer.
 func TestDepthChangesAfterOutcomesAreReported(t *testing.T) {
-	db := openDB(t, t.TempDir())
-	o := testOptions(db, newFakeClock())
-	obs := slowObserver{newCountingObserver()}
-	o.Observer = obs
-	s := newService(t, o)
-	rcv := newReceiver(t, always(200))
-	subscribe(t, s, "p1", rcv.URL, EventOutboundStatus)
-	if _, err := s.Publish("p1", []Event{{EventOutboundStatus, "O1"}, {EventOutboundStatus, "O2"}, {EventOutboundStatus, "O3"}}, nil); err != nil {
-		t.Fatal(err)
-	}
+	s, obs := threeQueuedWithSlowObserver(t)
 	s.Start()
 	deadline := time.Now().Add(10 * time.Second)
 	for q, _ := s.Depth(); q != 0; q, _ = s.Depth() {
