@@ -101,10 +101,16 @@ func TestHostileHostHeaderAndSmuggling(t *testing.T) {
 		if r.Status != http.StatusUnauthorized && r.Status != http.StatusBadRequest {
 			t.Errorf("Host %s without a token: %d %s", h, r.Status, r.Body)
 		}
+		// Paths of the WMS or the admin API: 401 without a token, 404 with
+		// one (400 where the Host itself is refused).
 		for _, p := range []string{"/wms/_debug/requests", "/config/", "/fulfilment/partners"} {
 			r := rawHTTP(t, host, "GET "+p+" HTTP/1.1\r\nHost: "+h+"\r\nConnection: close\r\n\r\n")
+			if r.Status != http.StatusUnauthorized && r.Status != http.StatusBadRequest {
+				t.Errorf("Host %s GET %s without a token: %d %s", h, p, r.Status, r.Body)
+			}
+			r = rawHTTP(t, host, "GET "+p+" HTTP/1.1\r\nHost: "+h+"\r\nAuthorization: Bearer "+tok+"\r\nConnection: close\r\n\r\n")
 			if r.Status != http.StatusNotFound && r.Status != http.StatusBadRequest {
-				t.Errorf("Host %s GET %s: %d %s", h, p, r.Status, r.Body)
+				t.Errorf("Host %s GET %s with a token: %d %s", h, p, r.Status, r.Body)
 			}
 		}
 	}
@@ -148,7 +154,10 @@ func TestHostileHostHeaderAndSmuggling(t *testing.T) {
 }
 
 // The admin API (partners, keys, config) is not reachable on the gateway's
-// port, and the admin listener itself refuses a foreign Host (DNS rebinding).
+// port: without a token every such path is 401 (the guard comes first, so
+// a caller without a token learns nothing about which paths exist), with
+// one it is 404. The admin listener itself refuses a foreign Host (DNS
+// rebinding).
 func TestHostileAdminNotOnGatewayPort(t *testing.T) {
 	t.Parallel()
 	g := startRepoGateway(t, repoCaddyfile(t))
@@ -167,10 +176,18 @@ func TestHostileAdminNotOnGatewayPort(t *testing.T) {
 		{http.MethodGet, "/metrics"},
 		{http.MethodGet, "/api/fulfilment/v4/../../config/"},
 	} {
-		for _, auth := range [][]string{nil, {"Authorization", "Bearer " + tok}} {
-			status, h, body := do(t, tc.method, g.Base+tc.path, strings.NewReader("{}"), append(auth, "Content-Type", "application/json")...)
-			if status != http.StatusNotFound || strings.Contains(string(body), "secret") || strings.Contains(string(body), "public_key") {
-				t.Errorf("%s %s on the gateway port: %d %q %s, want 404", tc.method, tc.path, status, h.Get("Content-Type"), body)
+		for _, c := range []struct {
+			auth []string
+			want int
+		}{{nil, http.StatusUnauthorized}, {[]string{"Authorization", "Bearer " + tok}, http.StatusNotFound}} {
+			want := c.want
+			if c.auth != nil && strings.Contains(tc.path, "/../") {
+				want = http.StatusBadRequest // the version handler refuses dot segments
+			}
+			status, h, body := do(t, tc.method, g.Base+tc.path, strings.NewReader("{}"), append(c.auth, "Content-Type", "application/json")...)
+			if status != want || !strings.HasPrefix(h.Get("Content-Type"), "application/problem+json") ||
+				strings.Contains(string(body), "secret") || strings.Contains(string(body), "public_key") {
+				t.Errorf("%s %s on the gateway port (token: %v): %d %q %s, want %d problem+json", tc.method, tc.path, c.auth != nil, status, h.Get("Content-Type"), body, want)
 			}
 		}
 	}

@@ -1,6 +1,8 @@
-// Package auth benchmarks the protected path of the gateway (Bearer guard +
-// version mapping + reverse proxy) against a bare reverse_proxy to the same
-// upstream, in one Caddy process, and prints the throughput ratio.
+// Package auth benchmarks the protected path of the gateway (the demo's
+// shape: the token endpoint for its path, then the Bearer guard, the
+// subscriptions API, the version mapping and the reverse proxy) against a
+// bare reverse_proxy to the same upstream, in one Caddy process, and prints
+// the throughput ratio.
 //
 //	go test -run '^$' -bench . -benchtime 40000x ./bench/auth/
 //
@@ -60,19 +62,17 @@ func BenchmarkProtectedPathVsBareProxy(b *testing.B) {
 	}
 }
 http://127.0.0.1:%d {
-	route /api/auth/token {
-		fulfilment_token
-	}
-	route /api/fulfilment/* {
-		fulfilment_auth
-		fulfilment_version {
-			expose shipments
-			version v4 {
-				upstream_prefix /wms
-			}
+	@token path /api/auth/token
+	fulfilment_token @token
+	fulfilment_auth
+	fulfilment_subscriptions
+	fulfilment_version {
+		expose shipments
+		version v4 {
+			upstream_prefix /wms
 		}
-		reverse_proxy %s
 	}
+	reverse_proxy %s
 }
 http://127.0.0.1:%d {
 	reverse_proxy %s

@@ -4,8 +4,9 @@
 //
 //	bare       reverse_proxy                                  GET /wms/items
 //	versioned  fulfilment_version + reverse_proxy             GET /api/fulfilment/v4/products -> /wms/items
-//	protected  route { fulfilment_auth + fulfilment_version   GET /api/fulfilment/v4/products -> /wms/items
-//	           + reverse_proxy } (the demo's shape)
+//	protected  the demo's shape: the token endpoint, then      GET /api/fulfilment/v4/products -> /wms/items
+//	           fulfilment_auth + fulfilment_subscriptions +
+//	           fulfilment_version + reverse_proxy
 //
 // With -decompose it also measures two sites that split the protected
 // path's cost (shown, with no target):
@@ -456,8 +457,10 @@ func get(ctx context.Context, client *http.Client, rq request) error {
 // benchCaddyfile is the gateway configuration: five proxy sites (bare,
 // versioned, protected, and routed and headers for -decompose) in front of
 // one fixed-response upstream site, all on loopback, no access logs.
-// The protected site is the demo's shape: a token route and the
-// fulfilment route with the Bearer guard, the version mapping and the proxy.
+// The protected site has the demo's shape (TestProtectedSiteIsTheDemosShape
+// compares the two): the token endpoint for its path, then the Bearer
+// guard, the subscriptions API, the version mapping and the proxy, as one
+// flat list of directives.
 func benchCaddyfile(admin, versioned, protected, bare, upstream, routed, headers int, dataDir string) string {
 	proxy := fmt.Sprintf("reverse_proxy 127.0.0.1:%d", upstream)
 	version := `fulfilment_version {
@@ -466,11 +469,11 @@ func benchCaddyfile(admin, versioned, protected, bare, upstream, routed, headers
 		upstream_prefix /wms
 	}
 }`
-	// The demo's shape: the token route, and the fulfilment route with
-	// the guard (if any), the version mapping and the proxy.
+	// The demo's shape: the token endpoint for its path, then the guard
+	// (if any), the subscriptions API, the version mapping and the proxy.
 	routes := func(guard ...string) string {
-		return "route /api/auth/token {\n\tfulfilment_token\n}\n" +
-			"route /api/fulfilment/* {\n" + indent(append(guard, version, proxy)...) + "}"
+		lines := append([]string{"@token path /api/auth/token", "fulfilment_token @token"}, guard...)
+		return strings.Join(append(lines, "fulfilment_subscriptions", version, proxy), "\n")
 	}
 	site := func(port int, lines ...string) string {
 		return fmt.Sprintf("\nhttp://:%d {\n%s}\n", port, indent(lines...))
