@@ -126,6 +126,9 @@ func (s *Service) run(d *delivery, oldKey []byte, tgt string) {
 			return
 		}
 		released = true
+		if s.testBeforeRelease != nil {
+			s.testBeforeRelease()
+		}
 		s.releaseSlot(tgt)
 	}
 	defer release()
@@ -197,6 +200,7 @@ func (s *Service) releaseSlot(tgt string) {
 	if sc.targets[tgt]--; sc.targets[tgt] <= 0 {
 		delete(sc.targets, tgt)
 	}
+	sc.idle.Broadcast() // waitIdle also waits for free slots
 	sc.mu.Unlock()
 	sc.poke()
 }

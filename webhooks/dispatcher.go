@@ -323,7 +323,11 @@ func (s *Service) RunDue(ctx context.Context) (int, error) {
 	}
 }
 
-// waitIdle waits until every dispatched delivery is acknowledged.
+// waitIdle waits until every dispatched delivery is acknowledged and every
+// attempt slot is free again. (An attempt frees its slot just after
+// handing over its outcome, so a pass right after the last
+// acknowledgement could still find every slot busy, dispatch nothing and
+// end RunDue with deliveries still due.)
 func (s *Service) waitIdle(ctx context.Context) error {
 	stop := context.AfterFunc(ctx, func() {
 		s.sched.mu.Lock()
@@ -333,7 +337,7 @@ func (s *Service) waitIdle(ctx context.Context) error {
 	defer stop()
 	s.sched.mu.Lock()
 	defer s.sched.mu.Unlock()
-	for s.sched.pending > 0 {
+	for s.sched.pending > 0 || s.sched.active > 0 {
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}

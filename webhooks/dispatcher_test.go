@@ -416,6 +416,29 @@ func TestRunDueReturnsAfterOutcomesAreCounted(t *testing.T) {
 	}
 }
 
+// RunDue does not stop while deliveries are due just because the attempt
+// slots are still busy: an attempt frees its slot only after its outcome
+// is handed over, and here that takes 50 ms, long after the commit. With
+// one worker, RunDue once made one attempt of three and returned.
+func TestRunDueWaitsForBusySlots(t *testing.T) {
+	db := openDB(t, t.TempDir())
+	o := testOptions(db, newFakeClock())
+	o.Workers = 1
+	s := newService(t, o)
+	s.testBeforeRelease = func() { time.Sleep(50 * time.Millisecond) }
+	rcv := newReceiver(t, always(200))
+	subscribe(t, s, "p1", rcv.URL, EventOutboundStatus)
+	if _, err := s.Publish("p1", []Event{{EventOutboundStatus, "O1"}, {EventOutboundStatus, "O2"}, {EventOutboundStatus, "O3"}}, nil); err != nil {
+		t.Fatal(err)
+	}
+	if n := runDue(t, s); n != 3 {
+		t.Fatalf("RunDue made %d attempts; want 3", n)
+	}
+	if q, _ := s.Depth(); q != 0 {
+		t.Fatalf("after RunDue: %d queued; want 0", q)
+	}
+}
+
 // Whoever waits for the queue depth (as the admin depth endpoint's readers
 // do) sees the outcomes that made it already reported to the Observer.
 func TestDepthChangesAfterOutcomesAreReported(t *testing.T) {

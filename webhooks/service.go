@@ -38,6 +38,10 @@ type Service struct {
 	loops                sync.WaitGroup // dispatcher loop, maintenance loop
 	workers              sync.WaitGroup // attempt goroutines
 	closed               atomic.Bool
+
+	// testBeforeRelease, if set (by tests only), runs in an attempt's
+	// goroutine after its outcome is handed over, before its slot is freed.
+	testBeforeRelease func()
 }
 
 // New opens the webhook state in opts.DB: it loads the subscriptions,
