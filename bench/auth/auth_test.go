@@ -4,7 +4,7 @@
 // bare reverse_proxy to the same upstream, in one Caddy process, and prints
 // the throughput ratio.
 //
-//	go test -run '^$' -bench . -benchtime 40000x ./bench/auth/
+//	go test -run '^$' -bench . -benchtime 60000x ./bench/auth/
 //
 // Target: ratio >= 0.95.
 package auth

@@ -30,8 +30,24 @@ func TestProtectedSiteIsTheDemosShape(t *testing.T) {
 	if !slices.Equal(got, want) {
 		t.Fatalf("the protected site's routes:\n%s\nthe demo's:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
-	if len(want) < 2 || !strings.Contains(want[len(want)-1], "fulfilment_auth fulfilment_subscriptions fulfilment_version reverse_proxy") {
-		t.Fatalf("the demo's gateway routes are not the shape this benchmark was written for:\n%s", strings.Join(want, "\n"))
+}
+
+// The demo's gateway site guards every path but the token endpoint: adapted,
+// it is the token endpoint for its path, then one route without a matcher
+// that starts with the guard. (A handler Caddy orders before the guard, such
+// as respond or handle, would add a route before it and fail this.)
+func TestDemoSiteGuardsEveryPathButTheTokenEndpoint(t *testing.T) {
+	demo, err := os.ReadFile("../../Caddyfile")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := routeShapes(t, demo, func(s server) bool { return !s.handles("wms_simulator") })
+	want := []string{
+		`[{"path":["/api/auth/token"]}] -> fulfilment_token`,
+		` -> fulfilment_auth fulfilment_subscriptions fulfilment_version reverse_proxy`,
+	}
+	if !slices.Equal(got, want) {
+		t.Fatalf("the demo's gateway routes:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 }
 
