@@ -17,6 +17,13 @@
 //	              removed, X-Partner-Id and X-Request-Id sent upstream,
 //	              X-Request-Id on the answer (no token check)
 //
+// With -route-blocks it measures, instead of versioned, the protected
+// site's handlers in the demo's earlier shape (shown, with no target):
+//
+//	blocks        route /api/auth/token { fulfilment_token } and
+//	              route /api/fulfilment/* { the guard, subscriptions,
+//	              version mapping and proxy }: a subroute per request
+//
 // Every request carries the same Bearer token (fetched from the protected
 // site's token endpoint), so the sites differ only in the gateway's work.
 // It drives the sites one after another for several rounds of a fixed
@@ -31,6 +38,7 @@
 //	go run ./bench/proxy                       # builds the gateway from ./cmd/fulfilgate
 //	go run ./bench/proxy -caddy ./caddy -runs 3 -rounds 60 -duration 300ms -workers 16   # the defaults
 //	go run ./bench/proxy -decompose            # five sites: about 6 minutes
+//	go run ./bench/proxy -route-blocks         # bare, protected, blocks
 package main
 
 import (
@@ -60,10 +68,18 @@ func main() {
 	duration := flag.Duration("duration", 300*time.Millisecond, "load duration per site per round")
 	workers := flag.Int("workers", 16, "concurrent keep-alive clients")
 	profile := flag.String("cpuprofile", "", "after the last run's rounds, write a 10 s CPU profile of the gateway process under one site's load only to this file (read it with go tool pprof -top -cum FILE)")
-	profileSite := flag.String("cpuprofile-site", "protected", "the site whose load -cpuprofile profiles: bare, versioned or protected (or, with -decompose, routed or headers)")
+	profileSite := flag.String("cpuprofile-site", "protected", "the site whose load -cpuprofile profiles: bare, versioned or protected (or, with -decompose, routed or headers; with -route-blocks, blocks)")
 	decompose := flag.Bool("decompose", false, "also measure two sites that split the protected path's cost: routed (the protected site without the guard) and headers (a bare proxy behind Caddy header directives that edit the headers as the guard does)")
+	routeBlocks := flag.Bool("route-blocks", false, "measure bare, protected and blocks (the protected site's handlers inside route blocks, the demo's earlier shape) instead")
 	flag.Parse()
+	if *decompose && *routeBlocks {
+		fmt.Fprintln(os.Stderr, "bench/proxy: -decompose and -route-blocks are different site sets; give one")
+		os.Exit(2)
+	}
 	targets = sites(*decompose)
+	if *routeBlocks {
+		targets = blockSites()
+	}
 	siteOrders = ordersFor(len(targets))
 	profiled := slices.IndexFunc(targets, func(t target) bool { return t.name == *profileSite })
 	if profiled < 0 {
@@ -102,6 +118,14 @@ func sites(decompose bool) []target {
 		)
 	}
 	return ts
+}
+
+// blockSites are the sites of -route-blocks: the protected site in the
+// demo's flat shape against the same handlers in route blocks.
+func blockSites() []target {
+	ts := sites(false)
+	return []target{ts[0], ts[2],
+		{name: "blocks", server: "blocks", path: "/api/fulfilment/v4/products?page=1"}}
 }
 
 // profileRequest asks for a CPU profile (to path, if not empty) of the
@@ -152,7 +176,7 @@ func run(caddyBin string, runs, rounds int, duration time.Duration, workers int,
 		verdict := fmt.Sprintf("target >= %.2f: met", t.target)
 		switch {
 		case t.target == 0:
-			verdict = "no target: shown to split the protected path's cost"
+			verdict = "no target: shown for comparison"
 		case s.ratio < t.target:
 			verdict = fmt.Sprintf("target >= %.2f: NOT met", t.target)
 		}
@@ -176,12 +200,15 @@ func session(caddyBin, dir string, rounds int, duration time.Duration, workers i
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, err
 	}
-	ports, err := freePorts(7)
+	free, err := freePorts(len(servers))
 	if err != nil {
 		return nil, err
 	}
-	admin, versioned, protected, bare, upstream, routed, headers := ports[0], ports[1], ports[2], ports[3], ports[4], ports[5], ports[6]
-	if err := os.WriteFile(filepath.Join(dir, "Caddyfile"), []byte(benchCaddyfile(admin, versioned, protected, bare, upstream, routed, headers, dir)), 0o600); err != nil {
+	port := map[string]int{}
+	for i, name := range servers {
+		port[name] = free[i]
+	}
+	if err := os.WriteFile(filepath.Join(dir, "Caddyfile"), []byte(benchCaddyfile(port, dir)), 0o600); err != nil {
 		return nil, err
 	}
 	logs, err := os.Create(filepath.Join(dir, "caddy.log"))
@@ -208,7 +235,7 @@ func session(caddyBin, dir string, rounds int, duration time.Duration, workers i
 		}
 	}()
 
-	tokenURL := fmt.Sprintf("http://127.0.0.1:%d/api/auth/token", protected)
+	tokenURL := fmt.Sprintf("http://127.0.0.1:%d/api/auth/token", port["protected"])
 	if err := waitStatus(tokenURL, http.StatusMethodNotAllowed, 30*time.Second); err != nil {
 		b, _ := os.ReadFile(logs.Name())
 		return nil, fmt.Errorf("protected site not ready: %v\n%s", err, b)
@@ -220,7 +247,6 @@ func session(caddyBin, dir string, rounds int, duration time.Duration, workers i
 	}
 	// Every site gets the identical request, token included, so that what
 	// differs is the gateway's work, not the bytes on the wire.
-	port := map[string]int{"bare": bare, "versioned": versioned, "protected": protected, "routed": routed, "headers": headers}
 	reqs := make([]request, len(targets))
 	for j, t := range targets {
 		h := http.Header{"Authorization": {"Bearer " + token}}
@@ -259,7 +285,7 @@ func session(caddyBin, dir string, rounds int, duration time.Duration, workers i
 		fmt.Println(line)
 	}
 	if profile.path != "" {
-		if err := profileGateway(client, admin, targets[profile.site].name, reqs[profile.site], workers, profile.path); err != nil {
+		if err := profileGateway(client, port["admin"], targets[profile.site].name, reqs[profile.site], workers, profile.path); err != nil {
 			return nil, err
 		}
 	}
@@ -454,15 +480,20 @@ func get(ctx context.Context, client *http.Client, rq request) error {
 	return nil
 }
 
-// benchCaddyfile is the gateway configuration: five proxy sites (bare,
-// versioned, protected, and routed and headers for -decompose) in front of
-// one fixed-response upstream site, all on loopback, no access logs.
+// servers are the gateway's listeners: its admin API and the Caddyfile's
+// sites, each on a port of its own (targets name the site they call).
+var servers = []string{"admin", "versioned", "protected", "bare", "upstream", "routed", "headers", "blocks"}
+
+// benchCaddyfile is the gateway configuration, with port giving each of
+// servers its port: six proxy sites (bare, versioned, protected, routed
+// and headers for -decompose, blocks for -route-blocks) in front of one
+// fixed-response upstream site, all on loopback, no access logs.
 // The protected site has the demo's shape (TestProtectedSiteIsTheDemosShape
 // compares the two): the token endpoint for its path, then the Bearer
 // guard, the subscriptions API, the version mapping and the proxy, as one
 // flat list of directives.
-func benchCaddyfile(admin, versioned, protected, bare, upstream, routed, headers int, dataDir string) string {
-	proxy := fmt.Sprintf("reverse_proxy 127.0.0.1:%d", upstream)
+func benchCaddyfile(port map[string]int, dataDir string) string {
+	proxy := fmt.Sprintf("reverse_proxy 127.0.0.1:%d", port["upstream"])
 	version := `fulfilment_version {
 	map products items
 	version v4 {
@@ -475,8 +506,8 @@ func benchCaddyfile(admin, versioned, protected, bare, upstream, routed, headers
 		lines := append([]string{"@token path /api/auth/token", "fulfilment_token @token"}, guard...)
 		return strings.Join(append(lines, "fulfilment_subscriptions", version, proxy), "\n")
 	}
-	site := func(port int, lines ...string) string {
-		return fmt.Sprintf("\nhttp://:%d {\n%s}\n", port, indent(lines...))
+	site := func(name string, lines ...string) string {
+		return fmt.Sprintf("\nhttp://:%d {\n%s}\n", port[name], indent(lines...))
 	}
 	return fmt.Sprintf(`{
 	admin 127.0.0.1:%d
@@ -490,18 +521,21 @@ func benchCaddyfile(admin, versioned, protected, bare, upstream, routed, headers
 		}
 	}
 }
-`, admin, filepath.Join(dataDir, "data"), benchClient, benchSecret) +
-		site(versioned, version, proxy) +
-		site(protected, routes("fulfilment_auth")) +
-		site(bare, proxy) +
-		site(routed, routes()) +
-		site(headers,
+`, port["admin"], filepath.Join(dataDir, "data"), benchClient, benchSecret) +
+		site("versioned", version, proxy) +
+		site("protected", routes("fulfilment_auth")) +
+		site("bare", proxy) +
+		site("routed", routes()) +
+		// The demo's earlier shape: the same handlers in route blocks.
+		site("blocks", "route /api/auth/token {\n\tfulfilment_token\n}",
+			"route /api/fulfilment/* {\n"+indent("fulfilment_auth", "fulfilment_subscriptions", version, proxy)+"}") +
+		site("headers",
 			"request_header -Authorization",
 			"request_header X-Partner-Id bench-partner",
 			"request_header X-Request-Id 0f3c2a9e-8d1b-4c7a-9e2f-5b6d7c8e9f01",
 			"header X-Request-Id 0f3c2a9e-8d1b-4c7a-9e2f-5b6d7c8e9f01",
 			proxy) +
-		site(upstream,
+		site("upstream",
 			"header Content-Type application/json",
 			"respond /wms/items `{\"items\":[{\"id\":\"ITM-1\",\"sku\":\"SKU-1\",\"name\":\"Demo item\"}],\"page\":1,\"page_size\":50,\"total\":1}` 200",
 			"respond 404")

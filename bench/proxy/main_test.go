@@ -64,7 +64,7 @@ func TestDecompositionSites(t *testing.T) {
 	if len(plain) != 3 || len(all) != 5 || plain[0].name != "bare" || all[0].name != "bare" {
 		t.Fatalf("sites: %v / %v", plain, all)
 	}
-	cf := benchCaddyfile(1, 2, 3, 4, 5, 6, 7, "/tmp/d")
+	cf := benchCaddyfile(testPorts(), "/tmp/d")
 	block := func(port string) string {
 		b := cf[strings.Index(cf, "http://:"+port+" {"):]
 		return b[:strings.Index(b, "\n}\n")]
@@ -83,10 +83,39 @@ func TestDecompositionSites(t *testing.T) {
 	}
 }
 
+// testPorts numbers the servers 1, 2, ... in their order: admin 1,
+// versioned 2, protected 3, bare 4, upstream 5, routed 6, headers 7,
+// blocks 8.
+func testPorts() map[string]int {
+	port := map[string]int{}
+	for i, name := range servers {
+		port[name] = i + 1
+	}
+	return port
+}
+
+// -route-blocks measures the protected site against the same handlers in
+// route blocks (the demo's earlier shape).
+func TestRouteBlocksSites(t *testing.T) {
+	ts := blockSites()
+	if len(ts) != 3 || ts[0].name != "bare" || ts[1].name != "protected" || ts[2].server != "blocks" || ts[2].target != 0 {
+		t.Fatalf("sites: %+v", ts)
+	}
+	cf := benchCaddyfile(testPorts(), "/tmp/d")
+	b := cf[strings.Index(cf, "http://:8 {"):]
+	b = b[:strings.Index(b, "\n}\n")]
+	for _, want := range []string{"route /api/auth/token {", "route /api/fulfilment/* {", "fulfilment_auth", "fulfilment_subscriptions",
+		"fulfilment_version", "reverse_proxy 127.0.0.1:5"} {
+		if !strings.Contains(b, want) {
+			t.Fatalf("blocks site lacks %q:\n%s", want, b)
+		}
+	}
+}
+
 func TestBenchCaddyfile(t *testing.T) {
-	cf := benchCaddyfile(1, 2, 3, 4, 5, 6, 7, "/tmp/d")
+	cf := benchCaddyfile(testPorts(), "/tmp/d")
 	for _, want := range []string{"admin 127.0.0.1:1", "http://:2 {", "fulfilment_version", "http://:3 {", "fulfilment_auth",
-		"fulfilment_token", "http://:4 {", "reverse_proxy 127.0.0.1:5", "http://:5 {", "http://:6 {", "http://:7 {", "default_bind 127.0.0.1", "data_dir /tmp/d/data"} {
+		"fulfilment_token", "http://:4 {", "reverse_proxy 127.0.0.1:5", "http://:5 {", "http://:6 {", "http://:7 {", "http://:8 {", "default_bind 127.0.0.1", "data_dir /tmp/d/data"} {
 		if !strings.Contains(cf, want) {
 			t.Errorf("Caddyfile lacks %q:\n%s", want, cf)
 		}
@@ -97,8 +126,7 @@ func TestBenchCaddyfile(t *testing.T) {
 // site equally often (across rounds too) and never itself, and each round
 // drives every site once.
 func TestSiteOrdersBalanced(t *testing.T) {
-	for _, decompose := range []bool{false, true} {
-		n := len(sites(decompose))
+	for _, n := range []int{len(sites(false)), len(sites(true)), len(blockSites())} {
 		checkBalanced(t, n, ordersFor(n))
 	}
 }
