@@ -388,21 +388,28 @@ func (o slowObserver) Delivery(event string, out Outcome) {
 	o.countingObserver.Delivery(event, out)
 }
 
-// threeQueuedWithSlowObserver returns a service (not started) with three
-// deliveries queued to a receiver that accepts them, and its slow Observer.
-func threeQueuedWithSlowObserver(t *testing.T) (*Service, slowObserver) {
+// threeQueued returns a service (not started) with the test options that
+// adjust changes and three deliveries queued to a receiver that accepts
+// them.
+func threeQueued(t *testing.T, adjust func(*Options)) *Service {
 	t.Helper()
 	db := openDB(t, t.TempDir())
 	o := testOptions(db, newFakeClock())
-	obs := slowObserver{newCountingObserver()}
-	o.Observer = obs
+	adjust(&o)
 	s := newService(t, o)
 	rcv := newReceiver(t, always(200))
 	subscribe(t, s, "p1", rcv.URL, EventOutboundStatus)
 	if _, err := s.Publish("p1", []Event{{EventOutboundStatus, "O1"}, {EventOutboundStatus, "O2"}, {EventOutboundStatus, "O3"}}, nil); err != nil {
 		t.Fatal(err)
 	}
-	return s, obs
+	return s
+}
+
+// threeQueuedWithSlowObserver is threeQueued with a slow Observer.
+func threeQueuedWithSlowObserver(t *testing.T) (*Service, slowObserver) {
+	t.Helper()
+	obs := slowObserver{newCountingObserver()}
+	return threeQueued(t, func(o *Options) { o.Observer = obs }), obs
 }
 
 // RunDue returns only once every delivery it dispatched is recorded in the
@@ -421,16 +428,8 @@ func TestRunDueReturnsAfterOutcomesAreCounted(t *testing.T) {
 // is handed over, and here that takes 50 ms, long after the commit. With
 // one worker, RunDue once made one attempt of three and returned.
 func TestRunDueWaitsForBusySlots(t *testing.T) {
-	db := openDB(t, t.TempDir())
-	o := testOptions(db, newFakeClock())
-	o.Workers = 1
-	s := newService(t, o)
+	s := threeQueued(t, func(o *Options) { o.Workers = 1 })
 	s.testBeforeRelease = func() { time.Sleep(50 * time.Millisecond) }
-	rcv := newReceiver(t, always(200))
-	subscribe(t, s, "p1", rcv.URL, EventOutboundStatus)
-	if _, err := s.Publish("p1", []Event{{EventOutboundStatus, "O1"}, {EventOutboundStatus, "O2"}, {EventOutboundStatus, "O3"}}, nil); err != nil {
-		t.Fatal(err)
-	}
 	if n := runDue(t, s); n != 3 {
 		t.Fatalf("RunDue made %d attempts; want 3", n)
 	}

@@ -20,12 +20,8 @@ import (
 // as the gateway site of the demo Caddyfile. (Handler options, such as the
 // version mapping's table, may differ.)
 func TestProtectedSiteIsTheDemosShape(t *testing.T) {
-	demo, err := os.ReadFile("../../Caddyfile")
-	if err != nil {
-		t.Fatal(err)
-	}
-	want := routeShapes(t, demo, func(s server) bool { return !s.handles("wms_simulator") })
-	got := routeShapes(t, []byte(benchCaddyfile(1, 2, 3, 4, 5, 6, 7, t.TempDir())),
+	want := demoRoutes(t)
+	got := routeShapes(t, []byte(benchCaddyfile(testPorts(), t.TempDir())),
 		func(s server) bool { return slices.Contains(s.Listen, "127.0.0.1:3") })
 	if !slices.Equal(got, want) {
 		t.Fatalf("the protected site's routes:\n%s\nthe demo's:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
@@ -37,11 +33,7 @@ func TestProtectedSiteIsTheDemosShape(t *testing.T) {
 // that starts with the guard. (A handler Caddy orders before the guard, such
 // as respond or handle, would add a route before it and fail this.)
 func TestDemoSiteGuardsEveryPathButTheTokenEndpoint(t *testing.T) {
-	demo, err := os.ReadFile("../../Caddyfile")
-	if err != nil {
-		t.Fatal(err)
-	}
-	got := routeShapes(t, demo, func(s server) bool { return !s.handles("wms_simulator") })
+	got := demoRoutes(t)
 	want := []string{
 		`[{"path":["/api/auth/token"]}] -> fulfilment_token`,
 		` -> fulfilment_auth fulfilment_subscriptions fulfilment_version reverse_proxy`,
@@ -49,6 +41,17 @@ func TestDemoSiteGuardsEveryPathButTheTokenEndpoint(t *testing.T) {
 	if !slices.Equal(got, want) {
 		t.Fatalf("the demo's gateway routes:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
+}
+
+// demoRoutes describes the routes of the demo Caddyfile's gateway site
+// (the site that is not the WMS simulator).
+func demoRoutes(t *testing.T) []string {
+	t.Helper()
+	demo, err := os.ReadFile("../../Caddyfile")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return routeShapes(t, demo, func(s server) bool { return !s.handles("wms_simulator") })
 }
 
 type server struct {
