@@ -1,6 +1,7 @@
 package caddymodule
 
 import (
+	"cmp"
 	"fmt"
 	"net/http"
 
@@ -24,6 +25,13 @@ func init() {
 //   - Authorization removed, and the identity header (and any header in
 //     strip_headers) removed and then set to the partner id, so the upstream
 //     never sees the token nor a partner-chosen identity;
+//   - the names of the identity header, the request id header and the
+//     strip_headers taken out of the Connection header, so that no proxy
+//     after the guard removes the headers the guard set as hop-by-hop
+//     headers (the caller's headers of those names are gone already);
+//   - the verified identity attached to the request's context (the
+//     variable fulfilment.partner_id holds a value only the guard can make):
+//     fulfilment_version forwards a request only with that identity;
 //   - the request id header set to a new random UUID, the request's id (also
 //     on every answer, refusals included), also in the variable
 //     fulfilment.request_id ({http.vars.fulfilment.request_id}) and, as
@@ -60,9 +68,10 @@ type AuthHandler struct {
 	logger     *zap.Logger
 	identity   string
 	requestID  string
-	challenge  string // for 401 without a token
-	invalidHdr string // for 401 invalid_token
-	expiredHdr string // for 403
+	protected  []string // header names the guard sets or strips: never hop-by-hop
+	challenge  string   // for 401 without a token
+	invalidHdr string   // for 401 invalid_token
+	expiredHdr string   // for 403
 }
 
 // CaddyModule returns the Caddy module information.
@@ -72,6 +81,12 @@ func (*AuthHandler) CaddyModule() caddy.ModuleInfo {
 		New: func() caddy.Module { return new(AuthHandler) },
 	}
 }
+
+// The headers the guard sets upstream unless configured otherwise.
+const (
+	defaultIdentityHeader  = "X-Partner-Id"
+	defaultRequestIDHeader = "X-Request-Id"
+)
 
 // Provision fills defaults and finds the fulfilment app.
 func (h *AuthHandler) Provision(ctx caddy.Context) error {
@@ -84,13 +99,11 @@ func (h *AuthHandler) Provision(ctx caddy.Context) error {
 
 // setup fills the defaults and the prepared challenge headers.
 func (h *AuthHandler) setup() {
-	h.identity = http.CanonicalHeaderKey(h.IdentityHeader)
-	if h.identity == "" {
-		h.identity = "X-Partner-Id"
-	}
-	h.requestID = http.CanonicalHeaderKey(h.RequestIDHeader)
-	if h.requestID == "" {
-		h.requestID = "X-Request-Id"
+	h.identity = http.CanonicalHeaderKey(cmp.Or(h.IdentityHeader, defaultIdentityHeader))
+	h.requestID = http.CanonicalHeaderKey(cmp.Or(h.RequestIDHeader, defaultRequestIDHeader))
+	h.protected = []string{h.identity, h.requestID}
+	for _, name := range h.StripHeaders {
+		h.protected = append(h.protected, http.CanonicalHeaderKey(name))
 	}
 	realm := h.Realm
 	if realm == "" {
@@ -101,14 +114,28 @@ func (h *AuthHandler) setup() {
 	h.expiredHdr = fmt.Sprintf(`Bearer realm=%q, error="invalid_token", error_description="The access token expired"`, realm)
 }
 
-// Validate checks the header names.
+// Validate checks the header names: field names (tokens), and the two the
+// guard sets neither equal nor a hop-by-hop header, which no proxy forwards.
 func (h *AuthHandler) Validate() error {
-	for _, name := range append([]string{h.IdentityHeader, h.RequestIDHeader}, h.StripHeaders...) {
-		for _, c := range name {
-			if c <= ' ' || c >= 0x7f || c == ':' {
-				return fmt.Errorf("fulfilment_auth: invalid header name %q", name)
-			}
+	for _, name := range h.StripHeaders {
+		if !validHeaderName(name) {
+			return fmt.Errorf("fulfilment_auth: strip_headers: invalid header name %q", name)
 		}
+	}
+	identity := cmp.Or(h.IdentityHeader, defaultIdentityHeader)
+	requestID := cmp.Or(h.RequestIDHeader, defaultRequestIDHeader)
+	for _, set := range []struct{ option, name string }{
+		{"identity_header", identity}, {"request_id_header", requestID},
+	} {
+		if !validHeaderName(set.name) {
+			return fmt.Errorf("fulfilment_auth: %s: invalid header name %q", set.option, set.name)
+		}
+		if namesAny(set.name, hopByHopHeaders) {
+			return fmt.Errorf("fulfilment_auth: %s: %q is a hop-by-hop header, which a proxy never forwards", set.option, set.name)
+		}
+	}
+	if asciiEqualFold(identity, requestID) {
+		return fmt.Errorf("fulfilment_auth: identity_header and request_id_header are both %q", identity)
 	}
 	return nil
 }
@@ -152,8 +179,11 @@ func (h *AuthHandler) ServeHTTP(w http.ResponseWriter, r *http.Request, next cad
 		r.Header.Del(name)
 	}
 	r.Header[h.identity] = []string{id.PartnerID}
+	if _, ok := r.Header["Connection"]; ok {
+		dropConnectionTokens(r.Header, h.protected)
+	}
 	if vars != nil {
-		vars[partnerIDVar] = id.PartnerID
+		vars[partnerIDVar] = verifiedPartner{id: id.PartnerID, guard: h}
 		vars[clientIDVar] = id.ClientID
 	}
 	if extra != nil {
@@ -161,6 +191,20 @@ func (h *AuthHandler) ServeHTTP(w http.ResponseWriter, r *http.Request, next cad
 		extra.Set(zap.String("client_id", id.ClientID))
 	}
 	return next.ServeHTTP(w, r)
+}
+
+// forwardIdentity makes hdr carry partner, the identity this guard
+// verified, under the guard's identity header, and leaves none of the
+// guard's header names in Connection: the last step before a request is
+// forwarded. (The guard did both already; whatever ran since may not have
+// kept them.)
+func (h *AuthHandler) forwardIdentity(hdr http.Header, partner string) {
+	if v := hdr[h.identity]; len(v) != 1 || v[0] != partner {
+		hdr[h.identity] = []string{partner}
+	}
+	if _, ok := hdr["Connection"]; ok {
+		dropConnectionTokens(hdr, h.protected)
+	}
 }
 
 // accessLogFields returns the fields Caddy adds to r's access log entry,

@@ -67,11 +67,7 @@ func (c subsClient) do(partner, method, path, ctype, body string, hdr ...string)
 	for i := 0; i+1 < len(hdr); i += 2 {
 		r.Header.Set(hdr[i], hdr[i+1])
 	}
-	vars := map[string]any{}
-	if partner != "" {
-		vars["fulfilment.partner_id"] = partner
-	}
-	r = r.WithContext(context.WithValue(r.Context(), caddyhttp.VarsCtxKey, vars))
+	r = withVerifiedPartner(r, partner)
 	w := httptest.NewRecorder()
 	if err := c.h.ServeHTTP(w, r, teapot); err != nil {
 		c.t.Fatalf("%s %s: handler error %v", method, path, err)
@@ -258,7 +254,7 @@ func TestSubscriptionsBodyLimitsAndMediaType(t *testing.T) {
 	r := httptest.NewRequest("POST", subscriptionsPath, io.MultiReader(strings.NewReader(big)))
 	r.ContentLength = -1
 	r.Header.Set("Content-Type", "application/json")
-	r = r.WithContext(context.WithValue(r.Context(), caddyhttp.VarsCtxKey, map[string]any{"fulfilment.partner_id": "p1"}))
+	r = withVerifiedPartner(r, "p1")
 	w := httptest.NewRecorder()
 	if err := c.h.ServeHTTP(w, r, teapot); err != nil {
 		t.Fatal(err)

@@ -38,6 +38,12 @@ func init() {
 //	                       is configured. `reverse_proxy {fulfilment.upstream}`
 //	                       then sends each version to its own upstream.
 //
+// It forwards a request only with the identity fulfilment_auth verified in
+// the same request (a value in the request's context, never a header): it
+// sets the guard's identity header to that partner id, replacing whatever is
+// there, and keeps the guard's header names out of Connection, so that the
+// proxy after it can neither lose nor replace the identity.
+//
 // A deprecated version's responses carry Deprecation (RFC 9745, "@<unix>"),
 // Sunset (RFC 8594, HTTP-date) and Link rel="successor-version" headers.
 //
@@ -51,6 +57,8 @@ func init() {
 //	404 not-found        no resource, one that is not a plain name (e.g. _debug),
 //	                     or one that is neither mapped nor exposed (unless
 //	                     pass_unmapped is set)
+//	500 misconfigured    no identity from fulfilment_auth: the guard did not run
+//	                     before this handler (checked first, for every request)
 //
 // Only resources named by the configuration (resources: renamed; expose: the
 // same name upstream) are served: default deny, so that nothing else under
@@ -212,6 +220,11 @@ func checkVersionUpstream(addr string) error {
 
 // ServeHTTP maps the request onto the upstream path and calls next.
 func (h *VersionHandler) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyhttp.Handler) error {
+	id, ok := verifiedFromRequest(r)
+	if !ok {
+		h.refuseUnverified(w)
+		return nil
+	}
 	if r.URL.Opaque != "" {
 		writeProblem(w, http.StatusBadRequest, "invalid-path", "the request target must be an absolute path")
 		return nil
@@ -244,7 +257,19 @@ func (h *VersionHandler) ServeHTTP(w http.ResponseWriter, r *http.Request, next 
 			zap.String("upstream_path", m.RawPath))
 	}
 	r.URL.Path, r.URL.RawPath = m.Path, m.RawPath
+	id.guard.forwardIdentity(r.Header, id.id)
 	return serveAsProblems(w, r, next, h.logger)
+}
+
+// refuseUnverified answers a request that reached the handler without the
+// identity fulfilment_auth attaches: the configuration runs this handler
+// without the guard before it, and nothing may be forwarded.
+func (h *VersionHandler) refuseUnverified(w http.ResponseWriter) {
+	if ce := h.logger.Check(zapcore.ErrorLevel, "request refused: fulfilment_version ran without fulfilment_auth before it; put the guard before it in the same route"); ce != nil {
+		ce.Write()
+	}
+	writeProblem(w, http.StatusInternalServerError, "misconfigured",
+		"the gateway is misconfigured: fulfilment_version ran without a verified identity from fulfilment_auth, so the request was not forwarded")
 }
 
 // refuse answers a path the table did not map.

@@ -51,18 +51,30 @@ type seen struct {
 	called                      bool
 	path, rawPath, escaped, raw string
 	version, resource, upstream string
+	header                      http.Header
 }
 
-// serveVersion sends target through h to a next handler that records what
-// reached it, like reverse_proxy would see it.
+// testPartner is the partner whose verified identity serveVersion's
+// requests carry.
+const testPartner = "partner-acme"
+
+// serveVersion sends a GET of target, as the Bearer guard passes it on for
+// testPartner, through h to a next handler that records what reached it.
 func serveVersion(t *testing.T, h *VersionHandler, target string) (*httptest.ResponseRecorder, seen) {
 	t.Helper()
-	req := httptest.NewRequest(http.MethodGet, target, nil)
+	return serveVersionRequest(t, h, withVerifiedPartner(httptest.NewRequest(http.MethodGet, target, nil), testPartner))
+}
+
+// serveVersionRequest sends req through h to a next handler that records
+// what reached it, like reverse_proxy would see it.
+func serveVersionRequest(t *testing.T, h *VersionHandler, req *http.Request) (*httptest.ResponseRecorder, seen) {
+	t.Helper()
 	repl := caddy.NewReplacer()
 	req = req.WithContext(context.WithValue(req.Context(), caddy.ReplacerCtxKey, repl))
 	var s seen
 	next := caddyhttp.HandlerFunc(func(w http.ResponseWriter, r *http.Request) error {
 		s = seen{called: true, path: r.URL.Path, rawPath: r.URL.RawPath, escaped: r.URL.EscapedPath(), raw: r.URL.RawQuery}
+		s.header = r.Header.Clone()
 		s.version, _ = repl.GetString("fulfilment.version")
 		s.resource, _ = repl.GetString("fulfilment.resource")
 		s.upstream, _ = repl.GetString("fulfilment.upstream")
@@ -71,7 +83,7 @@ func serveVersion(t *testing.T, h *VersionHandler, target string) (*httptest.Res
 	})
 	rec := httptest.NewRecorder()
 	if err := h.ServeHTTP(rec, req, next); err != nil {
-		t.Fatalf("ServeHTTP(%s): %v", target, err)
+		t.Fatalf("ServeHTTP(%s): %v", req.URL, err)
 	}
 	return rec, s
 }
@@ -193,7 +205,7 @@ func TestVersionHandlerRefuses(t *testing.T) {
 func TestVersionHandlerOpaqueTarget(t *testing.T) {
 	h := demoVersionHandler()
 	provisionVersionHandler(t, h)
-	req := httptest.NewRequest(http.MethodGet, "/", nil)
+	req := withVerifiedPartner(httptest.NewRequest(http.MethodGet, "/", nil), testPartner)
 	req.URL.Opaque = "//evil/wms/_debug"
 	rec := httptest.NewRecorder()
 	called := false

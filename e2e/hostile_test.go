@@ -290,3 +290,97 @@ func TestHostileWMSIsolation(t *testing.T) {
 	}
 	g.stillHealthy(t, globex)
 }
+
+// logged returns every request the simulator received since its log was
+// last cleared, whether or not it carries a request id.
+func (g *repoGateway) logged(t testing.TB) []wmsRecord {
+	t.Helper()
+	status, _, body := do(t, http.MethodGet, g.WMS+"/wms/_debug/requests", nil)
+	var all []wmsRecord
+	if status != http.StatusOK || json.Unmarshal(body, &all) != nil {
+		t.Fatalf("simulator request log: %d %s", status, body)
+	}
+	return all
+}
+
+// Partner B (globex) names the headers the guard sets in Connection, in
+// every spelling, so that the proxy would remove them as hop-by-hop headers
+// (RFC 9110 §7.6.1) after the guard set them: without X-Partner-Id the WMS
+// answers every partner's records. Every request must still answer only
+// globex's records, and reach the WMS with globex's identity and one
+// request id.
+func TestHostileConnectionHeaderCannotRemoveIdentity(t *testing.T) {
+	t.Parallel()
+	g := startRepoGateway(t, repoCaddyfile(t))
+	globex := hostileToken(t, g.Base, globexClientID, globexClientSecret)
+	acme := hostileToken(t, g.Base, demoClientID, demoClientSecret)
+	_, acmeIDs := listItems(t, g.Base, "/api/fulfilment/v4/products", acme)
+	if len(acmeIDs) == 0 {
+		t.Fatal("acme sees no items; the demo seeds three")
+	}
+	host := hostport(g.Base)
+	spellings := []string{
+		"Connection: X-Partner-Id\r\n",
+		"Connection: x-partner-id\r\n",
+		"Connection: X-PARTNER-ID\r\n",
+		"connection: x-PaRtNeR-iD\r\n",
+		"Connection: keep-alive, X-Partner-Id\r\n",
+		"Connection: X-Partner-Id, X-Request-Id\r\n",
+		"Connection: \t X-Partner-Id \t, close\r\n",
+		"Connection: ,,X-Partner-Id,,\r\n",
+		"Connection: keep-alive\r\nConnection: X-Partner-Id\r\n",
+		"Connection: X-Partner-Id\r\nConnection: X-Partner-Id\r\n",
+		"Connection: Connection, X-Partner-Id\r\n",
+		"Connection: X-Partner-Id\r\nX-Partner-Id: " + demoPartner + "\r\n",
+		"Connection: X-Request-Id\r\n",
+		"Connection: x-request-id, keep-alive\r\n",
+		"Connection: Upgrade, X-Partner-Id\r\nUpgrade: websocket\r\n",
+	}
+	for _, path := range []string{"/api/fulfilment/v4/products", "/api/fulfilment/v3/products", "/v4/products", "/v3/products"} {
+		g.clearLog(t) // the simulator keeps the newest 100 requests
+		sent := 0
+		for _, spelling := range spellings {
+			req := "GET " + path + "?page_size=500 HTTP/1.1\r\nHost: " + host + "\r\nAuthorization: Bearer " + globex + "\r\n" + spelling + "\r\n"
+			r := rawHTTP(t, host, req)
+			sent++
+			var page struct {
+				Items []struct{ Partner string } `json:"items"`
+			}
+			if r.Status != http.StatusOK || json.Unmarshal([]byte(r.Body), &page) != nil {
+				t.Errorf("globex lists %s with %q: %d %s, want 200 and globex's items", path, spelling, r.Status, r.Body)
+				continue
+			}
+			for _, it := range page.Items {
+				if it.Partner != globexPartner {
+					t.Errorf("globex lists %s with %q: sees an item of %q", path, spelling, it.Partner)
+					break
+				}
+			}
+			req = "GET " + path + "/" + acmeIDs[0] + " HTTP/1.1\r\nHost: " + host + "\r\nAuthorization: Bearer " + globex + "\r\n" + spelling + "\r\n"
+			r = rawHTTP(t, host, req)
+			sent++
+			if r.Status != http.StatusNotFound || strings.Contains(r.Body, demoPartner) {
+				t.Errorf("globex reads acme's %s/%s with %q: %d %s, want 404", path, acmeIDs[0], spelling, r.Status, r.Body)
+			}
+		}
+		// HEAD, with Go's client (which sends Connection as given).
+		status, _, _ := do(t, http.MethodHead, g.Base+path+"/"+acmeIDs[0], nil, "Authorization", "Bearer "+globex, "Connection", "X-Partner-Id")
+		sent++
+		if status != http.StatusNotFound {
+			t.Errorf("globex HEAD acme's %s/%s naming X-Partner-Id in Connection: %d, want 404", path, acmeIDs[0], status)
+		}
+		got := g.logged(t)
+		if len(got) != sent {
+			t.Errorf("%s: the WMS received %d requests, want the %d sent", path, len(got), sent)
+		}
+		for _, r := range got {
+			if id := r.Headers["X-Partner-Id"]; len(id) != 1 || id[0] != globexPartner {
+				t.Errorf("%s %s reached the WMS with X-Partner-Id %q, want [%s]", r.Method, r.Path, id, globexPartner)
+			}
+			if rid := r.Headers["X-Request-Id"]; len(rid) != 1 || len(rid[0]) != 36 {
+				t.Errorf("%s %s reached the WMS with X-Request-Id %q, want one request id", r.Method, r.Path, rid)
+			}
+		}
+	}
+	g.stillHealthy(t, globex)
+}

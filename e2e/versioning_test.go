@@ -385,10 +385,22 @@ func TestVersioningPerVersionUpstream(t *testing.T) {
 	const cf = `{
 	admin {$ADMIN}
 	default_bind 127.0.0.1
+	fulfilment {
+		data_dir {$DATA}
+		tokens {
+			partner partner-acme {
+				client acme-demo-client DEMO-ONLY-acme-secret-0123456789abcdefghij
+			}
+		}
+	}
 }
 
 http://:{$GW_PORT} {
+	route /api/auth/token {
+		fulfilment_token
+	}
 	route /api/fulfilment/* {
+		fulfilment_auth
 		fulfilment_version {
 			map products items
 			expose shipments
@@ -401,9 +413,7 @@ http://:{$GW_PORT} {
 				upstream 127.0.0.1:{$B_PORT}
 			}
 		}
-		reverse_proxy {fulfilment.upstream} {
-			header_up X-Request-Id {http.request.uuid}
-		}
+		reverse_proxy {fulfilment.upstream}
 	}
 	respond 404
 }

@@ -1,0 +1,114 @@
+package caddymodule
+
+import (
+	"net/http"
+	"net/textproto"
+	"strings"
+)
+
+// A request's Connection header names hop-by-hop headers, which a proxy
+// removes before it forwards the request (RFC 9110 §7.6.1); Caddy's
+// reverse_proxy does so after every handler before it has run. A caller
+// naming a header the gateway sets (the identity, the request id) would so
+// have the proxy delete the gateway's own value. The caller's header of that
+// name has been removed or replaced by then: the name refers to nothing the
+// caller sent, and dropConnectionTokens takes it out of Connection.
+
+// hopByHopHeaders are the headers a proxy never forwards, whatever
+// Connection says; the gateway cannot send its own headers under these names.
+var hopByHopHeaders = []string{
+	"Connection", "Proxy-Connection", "Keep-Alive", "Proxy-Authenticate",
+	"Proxy-Authorization", "Te", "Trailer", "Transfer-Encoding", "Upgrade",
+}
+
+// dropConnectionTokens removes from h's Connection header every token that
+// names one of names (canonical header names). Tokens are read as Caddy's
+// proxy reads them: split at commas, trimmed of spaces and tabs, compared
+// without regard to ASCII case. A value left without tokens is removed, and
+// the header with its last value. Nothing is allocated unless a token
+// matches.
+func dropConnectionTokens(h http.Header, names []string) {
+	vals := h["Connection"]
+	if !connectionNamesAny(vals, names) {
+		return
+	}
+	var kept []string
+	for _, v := range vals {
+		var toks []string
+		for tok := range strings.SplitSeq(v, ",") {
+			if tok = textproto.TrimString(tok); tok != "" && !namesAny(tok, names) {
+				toks = append(toks, tok)
+			}
+		}
+		if len(toks) > 0 {
+			kept = append(kept, strings.Join(toks, ", "))
+		}
+	}
+	if len(kept) == 0 {
+		delete(h, "Connection")
+		return
+	}
+	h["Connection"] = kept
+}
+
+// connectionNamesAny reports whether a token of the Connection values vals
+// names one of names.
+func connectionNamesAny(vals, names []string) bool {
+	for _, v := range vals {
+		for v != "" {
+			tok, rest, _ := strings.Cut(v, ",")
+			if namesAny(textproto.TrimString(tok), names) {
+				return true
+			}
+			v = rest
+		}
+	}
+	return false
+}
+
+// namesAny reports whether tok is one of names, ignoring ASCII case (the
+// only difference http.Header.Del's canonicalisation removes).
+func namesAny(tok string, names []string) bool {
+	for _, n := range names {
+		if asciiEqualFold(tok, n) {
+			return true
+		}
+	}
+	return false
+}
+
+func asciiEqualFold(a, b string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := 0; i < len(a); i++ {
+		if lowerASCII(a[i]) != lowerASCII(b[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+func lowerASCII(c byte) byte {
+	if 'A' <= c && c <= 'Z' {
+		return c + 'a' - 'A'
+	}
+	return c
+}
+
+// validHeaderName reports whether name is an RFC 9110 field name (a token).
+func validHeaderName(name string) bool {
+	if name == "" {
+		return false
+	}
+	for i := 0; i < len(name); i++ {
+		c := name[i]
+		switch {
+		case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9':
+		case strings.IndexByte("!#$%&'*+-.^_`|~", c) >= 0:
+		default:
+			return false
+		}
+	}
+	return true
+}
