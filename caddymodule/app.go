@@ -9,9 +9,11 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"strings"
 	"sync/atomic"
 
 	"github.com/caddyserver/caddy/v2"
+	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
 	"go.uber.org/zap"
 )
 
@@ -65,18 +67,55 @@ func (a *App) Provision(ctx caddy.Context) error {
 	a.logger = ctx.Logger()
 	a.dir = a.DataDir
 	if a.dir == "" {
-		a.dir = filepath.Join(caddy.AppDataDir(), "fulfilgate")
+		a.dir = defaultDataDir()
 	}
 	abs, err := filepath.Abs(a.dir)
 	if err != nil {
 		return fmt.Errorf("data_dir %q: %v", a.dir, err)
 	}
 	a.dir = abs
-	return errors.Join(
+	if err := errors.Join(
 		a.provisionTokens(ctx),
 		a.provisionWebhooks(ctx),
 		a.provisionFeeds(ctx),
-	)
+	); err != nil {
+		return err
+	}
+	return a.checkRoutes(ctx)
+}
+
+// checkRoutes runs the configuration checks of the http app's routes
+// (route_check.go): it refuses the configuration for their errors and logs
+// their warnings. The http app is provisioned by then, or is being
+// provisioned (a handler of it provisioned this app), so its routes are
+// complete in one form or the other.
+func (a *App) checkRoutes(ctx caddy.Context) error {
+	v, err := ctx.AppIfConfigured("http")
+	if err != nil {
+		// No http app, nothing to check; or one that failed to load,
+		// which Caddy reports itself.
+		return nil
+	}
+	httpApp, ok := v.(*caddyhttp.App)
+	if !ok {
+		return nil
+	}
+	f, err := checkHTTPRoutes(httpApp)
+	if err != nil {
+		return fmt.Errorf("reading the http routes: %w", err)
+	}
+	for _, w := range f.warnings {
+		a.logger.Warn(w)
+	}
+	if len(f.errors) > 0 {
+		return errors.New(strings.Join(f.errors, "; "))
+	}
+	return nil
+}
+
+// defaultDataDir is the data dir of an app without data_dir.
+func defaultDataDir() string {
+	return filepath.Join(caddy.AppDataDir(), "fulfilgate")
 }
 
 // Start opens (or shares, across a reload) the data directory and starts the
@@ -144,8 +183,16 @@ func (a *App) current() *sharedState {
 // fulfilmentApp returns the fulfilment app of ctx's config, for the HTTP
 // handlers' Provision. (The app's state is only there once it has started;
 // handlers reach it at request time through current().)
+//
+// Without the fulfilment global option the app runs with its defaults; a
+// warning says so and names its data dir.
 func fulfilmentApp(ctx caddy.Context) (*App, error) {
-	v, err := ctx.App("fulfilment")
+	v, err := ctx.AppIfConfigured("fulfilment")
+	if errors.Is(err, caddy.ErrNotConfigured) {
+		ctx.Logger().Warn("the fulfilment app is not configured (no fulfilment global option): it runs with its defaults, partners only from the admin API and its data in " +
+			defaultDataDir() + "; add the fulfilment global option to choose")
+		v, err = ctx.App("fulfilment")
+	}
 	if err != nil {
 		return nil, fmt.Errorf("loading the fulfilment app: %w", err)
 	}

@@ -145,7 +145,9 @@ func (*VersionHandler) CaddyModule() caddy.ModuleInfo {
 	}
 }
 
-// Provision builds the version table.
+// Provision builds the version table. It also makes sure the fulfilment
+// app is loaded, whose provisioning checks that the guard runs before this
+// handler.
 func (h *VersionHandler) Provision(ctx caddy.Context) error {
 	h.logger = ctx.Logger()
 	t, err := h.buildTable()
@@ -153,7 +155,8 @@ func (h *VersionHandler) Provision(ctx caddy.Context) error {
 		return err
 	}
 	h.table = t
-	return nil
+	_, err = fulfilmentApp(ctx)
+	return err
 }
 
 // Validate checks the configuration; after Provision the table is already

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/caddyserver/caddy/v2"
+	"github.com/caddyserver/caddy/v2/caddyconfig"
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
 )
 
@@ -34,11 +35,24 @@ func demoVersionHandler() *VersionHandler {
 	}
 }
 
+// configContext returns a context of a loaded configuration that has only
+// the fulfilment app (data dir in a temporary dir; nothing opened), as the
+// handlers' Provision gets one.
+func configContext(t *testing.T) caddy.Context {
+	t.Helper()
+	apps := caddy.ModuleMap{"fulfilment": caddyconfig.JSON(&App{DataDir: t.TempDir()}, nil)}
+	base, err := caddy.ProvisionContext(&caddy.Config{Admin: &caddy.AdminConfig{Disabled: true}, AppsRaw: apps})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := caddy.NewContext(base)
+	t.Cleanup(cancel)
+	return ctx
+}
+
 func provisionVersionHandler(t *testing.T, h *VersionHandler) {
 	t.Helper()
-	ctx, cancel := caddy.NewContext(caddy.Context{Context: context.Background()})
-	t.Cleanup(cancel)
-	if err := h.Provision(ctx); err != nil {
+	if err := h.Provision(configContext(t)); err != nil {
 		t.Fatal(err)
 	}
 	if err := h.Validate(); err != nil {

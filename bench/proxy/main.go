@@ -3,7 +3,9 @@
 // three sites on loopback that proxy to the same fixed-response upstream:
 //
 //	bare       reverse_proxy                                  GET /wms/items
-//	versioned  fulfilment_version + reverse_proxy             GET /api/fulfilment/v4/products -> /wms/items
+//	versioned  fulfilment_auth + fulfilment_version +         GET /api/fulfilment/v4/products -> /wms/items
+//	           reverse_proxy (the version handler forwards
+//	           nothing without the guard's identity)
 //	protected  the demo's shape: the token endpoint, then      GET /api/fulfilment/v4/products -> /wms/items
 //	           fulfilment_auth + fulfilment_subscriptions +
 //	           fulfilment_version + reverse_proxy
@@ -11,7 +13,9 @@
 // With -decompose it also measures two sites that split the protected
 // path's cost (shown, with no target):
 //
-//	routed        the protected site without fulfilment_auth
+//	routed        the protected site without fulfilment_auth, its
+//	              mapping done by Caddy's rewrite (fulfilment_version
+//	              forwards nothing without the guard)
 //	headers       reverse_proxy behind Caddy's own header directives doing
 //	              to the headers what the guard does: Authorization
 //	              removed, X-Partner-Id and X-Request-Id sent upstream,
@@ -69,7 +73,7 @@ func main() {
 	workers := flag.Int("workers", 16, "concurrent keep-alive clients")
 	profile := flag.String("cpuprofile", "", "after the last run's rounds, write a 10 s CPU profile of the gateway process under one site's load only to this file (read it with go tool pprof -top -cum FILE)")
 	profileSite := flag.String("cpuprofile-site", "protected", "the site whose load -cpuprofile profiles: bare, versioned or protected (or, with -decompose, routed or headers; with -route-blocks, blocks)")
-	decompose := flag.Bool("decompose", false, "also measure two sites that split the protected path's cost: routed (the protected site without the guard) and headers (a bare proxy behind Caddy header directives that edit the headers as the guard does)")
+	decompose := flag.Bool("decompose", false, "also measure two sites that split the protected path's cost: routed (the protected site without the guard, mapping by rewrite) and headers (a bare proxy behind Caddy header directives that edit the headers as the guard does)")
 	routeBlocks := flag.Bool("route-blocks", false, "measure bare, protected and blocks (the protected site's handlers inside route blocks, the demo's earlier shape) instead")
 	flag.Parse()
 	if *decompose && *routeBlocks {
@@ -108,7 +112,9 @@ func sites(decompose bool) []target {
 	}
 	if decompose {
 		ts = append(ts,
-			// The protected site's routes and version mapping, no guard.
+			// The protected site's routes, no guard, the mapping done
+			// by Caddy's rewrite (the version handler forwards nothing
+			// without the guard).
 			target{name: "routed", server: "routed", path: "/api/fulfilment/v4/products?page=1"},
 			// A bare proxy behind Caddy's header directives that do to
 			// the headers what the guard does (decisions §2: the token
@@ -502,9 +508,9 @@ func benchCaddyfile(port map[string]int, dataDir string) string {
 }`
 	// The demo's shape: the token endpoint for its path, then the guard
 	// (if any), the subscriptions API, the version mapping and the proxy.
-	routes := func(guard ...string) string {
-		lines := append([]string{"@token path /api/auth/token", "fulfilment_token @token"}, guard...)
-		return strings.Join(append(lines, "fulfilment_subscriptions", version, proxy), "\n")
+	routes := func(guard, mapping string) string {
+		lines := []string{"@token path /api/auth/token", "fulfilment_token @token", guard, "fulfilment_subscriptions", mapping, proxy}
+		return strings.Join(slices.DeleteFunc(lines, func(l string) bool { return l == "" }), "\n")
 	}
 	site := func(name string, lines ...string) string {
 		return fmt.Sprintf("\nhttp://:%d {\n%s}\n", port[name], indent(lines...))
@@ -522,10 +528,10 @@ func benchCaddyfile(port map[string]int, dataDir string) string {
 	}
 }
 `, port["admin"], filepath.Join(dataDir, "data"), benchClient, benchSecret) +
-		site("versioned", version, proxy) +
-		site("protected", routes("fulfilment_auth")) +
+		site("versioned", "fulfilment_auth", version, proxy) +
+		site("protected", routes("fulfilment_auth", version)) +
 		site("bare", proxy) +
-		site("routed", routes()) +
+		site("routed", routes("", "rewrite /api/fulfilment/v4/products /wms/items")) +
 		// The demo's earlier shape: the same handlers in route blocks.
 		site("blocks", "route /api/auth/token {\n\tfulfilment_token\n}",
 			"route /api/fulfilment/* {\n"+indent("fulfilment_auth", "fulfilment_subscriptions", version, proxy)+"}") +

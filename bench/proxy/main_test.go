@@ -57,7 +57,7 @@ func TestParseStatCPU(t *testing.T) {
 }
 
 // The decomposition's sites: routed is the protected site without the
-// guard; headers edits the headers as the guard does, with Caddy's own
+// guard, mapping with Caddy's rewrite; headers edits the headers as the guard does, with Caddy's own
 // directives, in front of the same upstream.
 func TestDecompositionSites(t *testing.T) {
 	plain, all := sites(false), sites(true)
@@ -70,7 +70,8 @@ func TestDecompositionSites(t *testing.T) {
 		return b[:strings.Index(b, "\n}\n")]
 	}
 	routed := block("6")
-	if all[3].server != "routed" || strings.Contains(routed, "fulfilment_auth") || !strings.Contains(routed, "fulfilment_version") ||
+	if all[3].server != "routed" || strings.Contains(routed, "fulfilment_auth") || strings.Contains(routed, "fulfilment_version") ||
+		!strings.Contains(routed, "rewrite /api/fulfilment/v4/products /wms/items") ||
 		!strings.Contains(routed, "fulfilment_token @token") || !strings.Contains(routed, "fulfilment_subscriptions") || !strings.Contains(routed, "reverse_proxy 127.0.0.1:5") {
 		t.Fatalf("routed site:\n%s", routed)
 	}

@@ -1,0 +1,287 @@
+package caddymodule
+
+import (
+	"encoding/json"
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+
+	"github.com/caddyserver/caddy/v2"
+	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
+)
+
+// The configuration checks of the HTTP routes, run when the fulfilment app
+// is provisioned (so `caddy validate` shows them). They read the routes of
+// every server of the http app in the order Caddy runs them:
+//
+//   - fulfilment_version with no fulfilment_auth before it on any way a
+//     request can reach it is refused: every request it got would answer
+//     500 (it forwards nothing without the guard's identity).
+//   - fulfilment_version that only some requests reach through the guard
+//     (the guard is in an earlier route with matchers of its own) is
+//     warned about: the others answer 500.
+//   - fulfilment_version with no handler after it that answers the request
+//     (reverse_proxy, respond, ...) is warned about: Caddy then answers
+//     an empty 200, and nothing reaches the WMS.
+//   - fulfilment_token in a route without a path matcher (its own or an
+//     enclosing route's) is warned about: it answers every request of the
+//     route as the token endpoint, and nothing after it runs.
+//
+// Only a missing guard is refused: it is the one case in which a request
+// could have reached the WMS without an identity had the version handler
+// not refused it. The checks cover the servers' primary routes and the
+// subroutes within them (handle, route, handle_path); error routes and
+// named routes are not checked (the version handler's own check still
+// refuses every request that lacks the guard's identity).
+
+// routeNode is a route as the checks see it.
+type routeNode struct {
+	matched   bool   // it has matchers: not every request runs it
+	pathMatch bool   // every one of its matcher sets has a path matcher
+	group     string // routes of one group are mutually exclusive
+	terminal  bool
+	handlers  []handlerNode
+}
+
+// handlerNode is a handler of a route.
+type handlerNode struct {
+	name   string      // module name: "fulfilment_version", "subroute", ...
+	routes []routeNode // a subroute's routes
+}
+
+// The routes are read while the http app is being provisioned as well as
+// after: a route whose handlers are not provisioned yet still has them as
+// JSON (and the same for matchers), so each part is read from whichever
+// form it has.
+
+func routeNodes(routes caddyhttp.RouteList) ([]routeNode, error) {
+	nodes := make([]routeNode, 0, len(routes))
+	for i := range routes {
+		n, err := routeNodeOf(&routes[i])
+		if err != nil {
+			return nil, fmt.Errorf("route %d: %w", i, err)
+		}
+		nodes = append(nodes, n)
+	}
+	return nodes, nil
+}
+
+func routeNodeOf(r *caddyhttp.Route) (routeNode, error) {
+	n := routeNode{group: r.Group, terminal: r.Terminal}
+	if r.MatcherSetsRaw != nil {
+		n.matched = len(r.MatcherSetsRaw) > 0
+		n.pathMatch = n.matched
+		for _, set := range r.MatcherSetsRaw {
+			_, p := set["path"]
+			_, re := set["path_regexp"]
+			n.pathMatch = n.pathMatch && (p || re)
+		}
+	} else {
+		n.matched = len(r.MatcherSets) > 0
+		n.pathMatch = n.matched
+		for _, set := range r.MatcherSets {
+			n.pathMatch = n.pathMatch && slices.ContainsFunc(set, func(m any) bool {
+				name := caddy.GetModuleName(m)
+				return name == "path" || name == "path_regexp"
+			})
+		}
+	}
+	if r.HandlersRaw != nil {
+		for i, raw := range r.HandlersRaw {
+			h, err := handlerNodeOfJSON(raw)
+			if err != nil {
+				return n, fmt.Errorf("handler %d: %w", i, err)
+			}
+			n.handlers = append(n.handlers, h)
+		}
+		return n, nil
+	}
+	for i, h := range r.Handlers {
+		node := handlerNode{name: caddy.GetModuleName(h)}
+		if sr, ok := h.(*caddyhttp.Subroute); ok {
+			var err error
+			if node.routes, err = routeNodes(sr.Routes); err != nil {
+				return n, fmt.Errorf("handler %d: %w", i, err)
+			}
+		}
+		n.handlers = append(n.handlers, node)
+	}
+	return n, nil
+}
+
+func handlerNodeOfJSON(raw json.RawMessage) (handlerNode, error) {
+	var h struct {
+		Handler string              `json:"handler"`
+		Routes  caddyhttp.RouteList `json:"routes"`
+	}
+	if err := json.Unmarshal(raw, &h); err != nil {
+		return handlerNode{}, err
+	}
+	node := handlerNode{name: h.Handler}
+	if h.Handler == "subroute" {
+		var err error
+		if node.routes, err = routeNodes(h.Routes); err != nil {
+			return node, err
+		}
+	}
+	return node, nil
+}
+
+// guardRan says whether the Bearer guard ran before a point of a route list,
+// for every request that reaches that point.
+type guardRan int
+
+const (
+	guardNever  guardRan = iota // on no way there
+	guardMaybe                  // on some ways there
+	guardAlways                 // on every way there
+)
+
+// continuation is what runs after a handler: the rest of its route's
+// handlers, then (unless its route is terminal) the later routes of its
+// list, then what follows the list's subroute.
+type continuation struct {
+	handlers []handlerNode
+	routes   []routeNode
+	parent   *continuation
+}
+
+// routeFindings are the outcome of the checks: refusals and warnings.
+type routeFindings struct {
+	errors, warnings []string
+}
+
+// checkHTTPRoutes checks the primary routes of every server of app.
+func checkHTTPRoutes(app *caddyhttp.App) (routeFindings, error) {
+	var f routeFindings
+	names := make([]string, 0, len(app.Servers))
+	for name := range app.Servers {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		srv := app.Servers[name]
+		routes, err := routeNodes(srv.Routes)
+		if err != nil {
+			return f, fmt.Errorf("server %s: %w", name, err)
+		}
+		where := "server " + name
+		if len(srv.Listen) > 0 {
+			where += " (" + strings.Join(srv.Listen, " ") + ")"
+		}
+		f.walk(routes, guardNever, false, nil, where)
+	}
+	return f, nil
+}
+
+// walk checks routes, which run with the guard having run as guard says
+// and with or without a path matcher on the way (pathMatched), followed by
+// after; it returns whether the guard has run once the list is done.
+func (f *routeFindings) walk(routes []routeNode, guard guardRan, pathMatched bool, after *continuation, where string) guardRan {
+	// Routes of one group are mutually exclusive: a guard in a route of
+	// the group never ran before another route of the same group.
+	groups := map[string]bool{} // groups with a route that runs the guard
+	for i, r := range routes {
+		at := fmt.Sprintf("%s, route %d", where, i)
+		start := guard
+		for name := range groups {
+			if name != r.group {
+				start = max(start, guardMaybe)
+			}
+		}
+		next := &continuation{routes: routes[i+1:], parent: after}
+		if r.terminal {
+			next = nil // nothing after this route runs
+		}
+		g := start
+		for j, h := range r.handlers {
+			hat := fmt.Sprintf("%s, handler %d", at, j)
+			switch h.name {
+			case "fulfilment_auth":
+				g = guardAlways
+			case "fulfilment_version":
+				f.checkVersion(hat, g, &continuation{handlers: r.handlers[j+1:], parent: next})
+			case "fulfilment_token":
+				if !pathMatched && !r.pathMatch {
+					f.warnings = append(f.warnings, hat+": fulfilment_token has no path matcher, so it answers every request of its route as the token endpoint and nothing after it runs; give it one (@token path /api/auth/token)")
+				}
+			case "subroute":
+				g = f.walk(h.routes, g, pathMatched || r.pathMatch,
+					&continuation{handlers: r.handlers[j+1:], parent: next}, hat+", subroute")
+			}
+		}
+		switch {
+		case r.group != "":
+			if g > start {
+				groups[r.group] = true
+			}
+		case r.matched:
+			if g > start {
+				guard = max(guard, guardMaybe)
+			}
+		default:
+			guard = g
+			if r.terminal {
+				return guard // no later route runs
+			}
+		}
+	}
+	for range groups {
+		guard = max(guard, guardMaybe)
+	}
+	return guard
+}
+
+func (f *routeFindings) checkVersion(at string, guard guardRan, after *continuation) {
+	switch guard {
+	case guardNever:
+		f.errors = append(f.errors, at+": fulfilment_version has no fulfilment_auth before it, so it would refuse every request (500) instead of forwarding it without a verified identity; put fulfilment_auth before it in the same route")
+	case guardMaybe:
+		f.warnings = append(f.warnings, at+": fulfilment_version runs after fulfilment_auth only for some requests (the guard is in an earlier route with matchers); the others answer 500; put fulfilment_auth before it in the same route")
+	}
+	if !after.answers() {
+		f.warnings = append(f.warnings, at+": fulfilment_version has no handler after it that answers the request (such as reverse_proxy), so Caddy answers an empty 200 and nothing reaches the upstream")
+	}
+}
+
+// passThrough are handlers that always call the next one: they never answer
+// a request themselves (on success).
+var passThrough = []string{
+	"fulfilment_auth", "fulfilment_version", "fulfilment_subscriptions",
+	"headers", "rewrite", "vars", "map", "encode", "request_body", "push",
+	"templates", "tracing", "intercept", "log_append", "authentication",
+}
+
+// answers reports whether a handler that may answer the request runs
+// somewhere in c.
+func (c *continuation) answers() bool {
+	for ; c != nil; c = c.parent {
+		if handlersAnswer(c.handlers) {
+			return true
+		}
+		for _, r := range c.routes {
+			if handlersAnswer(r.handlers) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+func handlersAnswer(hs []handlerNode) bool {
+	for _, h := range hs {
+		if h.name == "subroute" {
+			for _, r := range h.routes {
+				if handlersAnswer(r.handlers) {
+					return true
+				}
+			}
+			continue
+		}
+		if !slices.Contains(passThrough, h.name) {
+			return true
+		}
+	}
+	return false
+}

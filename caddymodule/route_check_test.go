@@ -1,0 +1,116 @@
+package caddymodule
+
+import (
+	"encoding/json"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
+	"github.com/caddyserver/caddy/v2/modules/caddyhttp/reverseproxy"
+)
+
+// The checks read a route the same from its JSON (before Caddy provisions
+// it) and from its provisioned modules (after): the fulfilment app may be
+// provisioned before, during or after the http app.
+func TestRouteNodesReadJSONAndProvisionedRoutesAlike(t *testing.T) {
+	var raw caddyhttp.RouteList
+	if err := json.Unmarshal([]byte(`[
+		{"match": [{"path": ["/api/auth/token"]}], "handle": [{"handler": "fulfilment_token"}]},
+		{"match": [{"method": ["GET"]}, {"path_regexp": {"pattern": "^/x"}}], "group": "g", "terminal": true,
+		 "handle": [{"handler": "fulfilment_auth"}, {"handler": "subroute", "routes": [
+			{"handle": [{"handler": "fulfilment_version"}, {"handler": "reverse_proxy"}]}]}]}
+	]`), &raw); err != nil {
+		t.Fatal(err)
+	}
+	provisioned := caddyhttp.RouteList{
+		{MatcherSets: caddyhttp.MatcherSets{{&caddyhttp.MatchPath{"/api/auth/token"}}},
+			Handlers: []caddyhttp.MiddlewareHandler{&TokenHandler{}}},
+		{MatcherSets: caddyhttp.MatcherSets{{&caddyhttp.MatchMethod{"GET"}}, {&caddyhttp.MatchPathRE{}}}, Group: "g", Terminal: true,
+			Handlers: []caddyhttp.MiddlewareHandler{&AuthHandler{}, &caddyhttp.Subroute{Routes: caddyhttp.RouteList{
+				{Handlers: []caddyhttp.MiddlewareHandler{&VersionHandler{}, &reverseproxy.Handler{}}}}}}},
+	}
+	want := []routeNode{
+		{matched: true, pathMatch: true, handlers: []handlerNode{{name: "fulfilment_token"}}},
+		{matched: true, group: "g", terminal: true, handlers: []handlerNode{{name: "fulfilment_auth"}, {name: "subroute",
+			routes: []routeNode{{handlers: []handlerNode{{name: "fulfilment_version"}, {name: "reverse_proxy"}}}}}}},
+	}
+	for form, routes := range map[string]caddyhttp.RouteList{"JSON": raw, "provisioned": provisioned} {
+		got, err := routeNodes(routes)
+		if err != nil {
+			t.Fatalf("%s: %v", form, err)
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("%s routes read as\n%+v\nwant\n%+v", form, got, want)
+		}
+	}
+}
+
+// checkJSON runs the checks on one server's routes given as JSON.
+func checkJSON(t *testing.T, routes string) routeFindings {
+	t.Helper()
+	var rl caddyhttp.RouteList
+	if err := json.Unmarshal([]byte(routes), &rl); err != nil {
+		t.Fatal(err)
+	}
+	f, err := checkHTTPRoutes(&caddyhttp.App{Servers: map[string]*caddyhttp.Server{"srv0": {Routes: rl}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return f
+}
+
+func TestRouteChecks(t *testing.T) {
+	const (
+		guard   = `{"handler": "fulfilment_auth"}`
+		version = `{"handler": "fulfilment_version"}`
+		proxy   = `{"handler": "reverse_proxy"}`
+	)
+	for _, tc := range []struct {
+		name, routes    string
+		errors, warning string // parts of the one error and the one warning; "" for none
+	}{
+		{"guard, version, proxy", `[{"handle": [` + guard + `,` + version + `,` + proxy + `]}]`, "", ""},
+		{"no guard", `[{"handle": [` + version + `,` + proxy + `]}]`, "no fulfilment_auth before it", ""},
+		{"guard after", `[{"handle": [` + version + `,` + guard + `,` + proxy + `]}]`, "no fulfilment_auth before it", ""},
+		{"guard in a later route", `[{"handle": [` + version + `,` + proxy + `]}, {"handle": [` + guard + `]}]`,
+			"no fulfilment_auth before it", ""},
+		{"guard in an earlier matched route", `[{"match": [{"path": ["/a"]}], "handle": [` + guard + `]}, {"handle": [` + version + `,` + proxy + `]}]`,
+			"", "only for some requests"},
+		{"guard in an earlier route of the same group",
+			`[{"group": "g", "match": [{"path": ["/a"]}], "handle": [` + guard + `]}, {"group": "g", "handle": [` + version + `,` + proxy + `]}]`,
+			"no fulfilment_auth before it", ""},
+		{"guard in an earlier route of another group",
+			`[{"group": "h", "handle": [` + guard + `]}, {"group": "g", "handle": [` + version + `,` + proxy + `]}]`,
+			"", "only for some requests"},
+		{"guard in an earlier unmatched route", `[{"handle": [` + guard + `]}, {"handle": [` + version + `,` + proxy + `]}]`, "", ""},
+		{"guard in an earlier subroute", `[{"handle": [{"handler": "subroute", "routes": [{"handle": [` + guard + `]}]}, ` + version + `,` + proxy + `]}]`, "", ""},
+		{"guard in an enclosing route", `[{"match": [{"path": ["/api/*"]}], "handle": [` + guard + `, {"handler": "subroute", "routes": [{"handle": [` + version + `,` + proxy + `]}]}]}]`, "", ""},
+		{"a terminal route before", `[{"terminal": true, "handle": [{"handler": "static_response"}]}, {"handle": [` + version + `]}]`, "", ""},
+		{"no terminal handler", `[{"handle": [` + guard + `,` + version + `, {"handler": "headers"}]}]`, "", "no handler after it"},
+		{"proxy in a later route", `[{"handle": [` + guard + `,` + version + `]}, {"match": [{"path": ["/x"]}], "handle": [` + proxy + `]}]`, "", ""},
+		{"proxy after a terminal route ends", `[{"terminal": true, "handle": [` + guard + `,` + version + `]}, {"handle": [` + proxy + `]}]`, "", "no handler after it"},
+		{"proxy after the enclosing subroute", `[{"handle": [` + guard + `, {"handler": "subroute", "routes": [{"handle": [` + version + `]}]}, ` + proxy + `]}]`, "", ""},
+		{"token without a matcher", `[{"handle": [{"handler": "fulfilment_token"}]}]`, "", "fulfilment_token has no path matcher"},
+		{"token with a host matcher only", `[{"match": [{"host": ["a"]}], "handle": [{"handler": "fulfilment_token"}]}]`, "", "fulfilment_token has no path matcher"},
+		{"token with a path in one matcher set only", `[{"match": [{"path": ["/t"]}, {"method": ["POST"]}], "handle": [{"handler": "fulfilment_token"}]}]`, "", "fulfilment_token has no path matcher"},
+		{"token under a path-matched route", `[{"match": [{"path": ["/t"]}], "handle": [{"handler": "subroute", "routes": [{"handle": [{"handler": "fulfilment_token"}]}]}]}]`, "", ""},
+	} {
+		f := checkJSON(t, tc.routes)
+		if got := strings.Join(f.errors, "\n"); (tc.errors == "") != (got == "") || !strings.Contains(got, tc.errors) || len(f.errors) > 1 {
+			t.Errorf("%s: errors %q, want one saying %q (or none if empty)", tc.name, f.errors, tc.errors)
+		}
+		if got := strings.Join(f.warnings, "\n"); (tc.warning == "") != (got == "") || !strings.Contains(got, tc.warning) || len(f.warnings) > 1 {
+			t.Errorf("%s: warnings %q, want one saying %q (or none if empty)", tc.name, f.warnings, tc.warning)
+		}
+	}
+}
+
+// The error names where the handler is: server, routes and handlers by
+// index, as Caddy's own errors do.
+func TestRouteCheckNamesThePlace(t *testing.T) {
+	f := checkJSON(t, `[{"handle": [{"handler": "headers"}, {"handler": "subroute", "routes": [{}, {"handle": [{"handler": "fulfilment_version"}, {"handler": "reverse_proxy"}]}]}]}]`)
+	if len(f.errors) != 1 || !strings.HasPrefix(f.errors[0], "server srv0, route 0, handler 1, subroute, route 1, handler 0: fulfilment_version") {
+		t.Errorf("errors %q, want one naming server srv0, route 0, handler 1, subroute, route 1, handler 0", f.errors)
+	}
+}
