@@ -30,6 +30,7 @@ func parseVersionDirective(h httpcaddyfile.Helper) (caddyhttp.MiddlewareHandler,
 //	    map          <public> <upstream>   # for every version; repeatable
 //	    expose       <public>...           # same name upstream, every version; repeatable
 //	    pass_unmapped                      # UNSAFE: pass unmapped names through; default off
+//	    methods      <method>...           # methods every version serves; default GET HEAD
 //
 //	    version <name> {                   # repeatable; at least one; current first
 //	        upstream_prefix <path>         # default "" (upstream root)
@@ -37,6 +38,7 @@ func parseVersionDirective(h httpcaddyfile.Helper) (caddyhttp.MiddlewareHandler,
 //	        map             <public> <upstream>    # overrides the shared map/expose; repeatable
 //	        expose          <public>...    # overrides the shared map/expose; repeatable
 //	        deprecated <date> [sunset <date>] [successor <version>]
+//	        methods         <method>...    # overrides the shared methods
 //	    }
 //	}
 //
@@ -47,6 +49,13 @@ func parseVersionDirective(h httpcaddyfile.Helper) (caddyhttp.MiddlewareHandler,
 // upstream prefix (for example the WMS's internal /wms/changes) to every
 // partner, and is meant for migrations only. A name may be mapped or
 // exposed once per level (shared, or one version).
+//
+// Any method a version does not serve answers 405 problem+json with an
+// Allow header and never reaches the upstream. Methods are case-sensitive
+// and written in upper case (GET, HEAD, POST, PUT, PATCH, DELETE, ...);
+// the default, GET and HEAD, serves every resource operation of the
+// interface. A WMS that takes writes through the gateway needs them named,
+// e.g. methods GET HEAD POST.
 //
 // Dates are RFC 3339 (2026-06-01T00:00:00Z) or plain dates (2026-06-01,
 // midnight UTC). A map's upstream side is one or more path segments without
@@ -92,6 +101,10 @@ func (h *VersionHandler) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 			}
 		case "expose":
 			if err := versionParseExpose(d, &h.Expose, h.Resources); err != nil {
+				return err
+			}
+		case "methods":
+			if err := versionParseMethods(d, &h.Methods); err != nil {
 				return err
 			}
 		case "pass_unmapped":
@@ -149,6 +162,10 @@ func parseVersionBlock(d *caddyfile.Dispenser) (VersionConfig, error) {
 			}
 		case "expose":
 			if err := versionParseExpose(d, &v.Expose, v.Resources); err != nil {
+				return v, err
+			}
+		case "methods":
+			if err := versionParseMethods(d, &v.Methods); err != nil {
 				return v, err
 			}
 		case "deprecated":
@@ -256,6 +273,20 @@ func versionParseExpose(d *caddyfile.Dispenser, names *[]string, mapped map[stri
 		}
 		*names = append(*names, a)
 	}
+	return nil
+}
+
+// versionParseMethods parses "methods <method>..." into *methods,
+// refusing a repeat of the subdirective.
+func versionParseMethods(d *caddyfile.Dispenser, methods *[]string) error {
+	if *methods != nil {
+		return d.Err("methods given twice")
+	}
+	args := d.RemainingArgs()
+	if len(args) == 0 {
+		return d.Err("methods needs at least one method, e.g. methods GET HEAD")
+	}
+	*methods = args
 	return nil
 }
 

@@ -27,6 +27,7 @@ func TestVersionUnmarshalCaddyfile(t *testing.T) {
 			expose shipments receipts
 			expose labels
 			pass_unmapped
+			methods GET HEAD POST
 			version v4 {
 				upstream_prefix /wms
 				upstream localhost:9000
@@ -37,6 +38,7 @@ func TestVersionUnmarshalCaddyfile(t *testing.T) {
 			version v3 {
 				upstream_prefix /wms/classic
 				deprecated 2026-06-01T00:00:00Z sunset 2027-06-30T00:00:00Z successor v4
+				methods GET
 			}
 		}`, VersionHandler{
 			BasePath:     "/partner/api",
@@ -45,11 +47,12 @@ func TestVersionUnmarshalCaddyfile(t *testing.T) {
 			Resources:    map[string]string{"products": "items", "outbounds": "outbound-orders"},
 			Expose:       []string{"shipments", "receipts", "labels"},
 			PassUnmapped: true,
+			Methods:      []string{"GET", "HEAD", "POST"},
 			Versions: []VersionConfig{
 				{Name: "v4", UpstreamPrefix: "/wms", Upstream: "localhost:9000",
 					Resources: map[string]string{"adjustments": "stock-adjustments"}, Expose: []string{"returns", "products"}},
 				{Name: "v3", UpstreamPrefix: "/wms/classic", Deprecated: &DeprecationConfig{
-					Since: day(2026, 6, 1), Sunset: day(2027, 6, 30), Successor: "v4"}},
+					Since: day(2026, 6, 1), Sunset: day(2027, 6, 30), Successor: "v4"}, Methods: []string{"GET"}},
 			},
 		}},
 		{"expose only", `fulfilment_version {
@@ -258,6 +261,26 @@ func TestVersionUnmarshalCaddyfileErrors(t *testing.T) {
 				deprecated 2026-07-01
 			}
 		}`, "deprecated given twice"},
+		{`fulfilment_version {
+			methods
+			version v1
+		}`, "methods needs at least one method"},
+		{`fulfilment_version {
+			methods GET
+			methods POST
+			version v1
+		}`, "methods given twice"},
+		{`fulfilment_version {
+			version v1 {
+				methods
+			}
+		}`, "methods needs at least one method"},
+		{`fulfilment_version {
+			version v1 {
+				methods GET
+				methods GET HEAD
+			}
+		}`, "methods given twice"},
 	} {
 		var h VersionHandler
 		err := h.UnmarshalCaddyfile(caddyfile.NewTestDispenser(tc.input))

@@ -57,6 +57,8 @@ func init() {
 //	404 not-found        no resource, one that is not a plain name (e.g. _debug),
 //	                     or one that is neither mapped nor exposed (unless
 //	                     pass_unmapped is set)
+//	405 method-not-allowed  a method the version does not serve (methods;
+//	                     default GET and HEAD), with Allow listing those it does
 //	500 misconfigured    no identity from fulfilment_auth: the guard did not run
 //	                     before this handler (checked first, for every request)
 //
@@ -93,6 +95,12 @@ type VersionHandler struct {
 	// false. Without it, every version must map or expose a resource.
 	PassUnmapped bool `json:"pass_unmapped,omitempty"`
 
+	// Methods are the request methods every version serves (a version's
+	// own Methods override them); any other method answers 405 with Allow
+	// and never reaches the upstream. Upper case, each once. Default GET
+	// and HEAD: every resource operation of the interface is a GET.
+	Methods []string `json:"methods,omitempty"`
+
 	// Versions served, current first. Required.
 	Versions []VersionConfig `json:"versions,omitempty"`
 
@@ -124,6 +132,10 @@ type VersionConfig struct {
 
 	// Deprecated marks the version deprecated. Default: not deprecated.
 	Deprecated *DeprecationConfig `json:"deprecated,omitempty"`
+
+	// Methods are the request methods this version serves. Default: the
+	// handler's Methods.
+	Methods []string `json:"methods,omitempty"`
 }
 
 // DeprecationConfig describes a deprecated version.
@@ -176,6 +188,7 @@ func (h *VersionHandler) buildTable() (*versioning.Table, error) {
 		Resources:    h.Resources,
 		Expose:       h.Expose,
 		PassUnmapped: h.PassUnmapped,
+		Methods:      h.Methods,
 	}
 	if err := checkVersionUpstream(h.Upstream); err != nil {
 		return nil, fmt.Errorf("fulfilment_version: upstream: %v", err)
@@ -189,7 +202,7 @@ func (h *VersionHandler) buildTable() (*versioning.Table, error) {
 			up = h.Upstream
 		}
 		vv := versioning.Version{Name: v.Name, UpstreamPrefix: v.UpstreamPrefix, Upstream: up,
-			Resources: v.Resources, Expose: v.Expose}
+			Resources: v.Resources, Expose: v.Expose, Methods: v.Methods}
 		if d := v.Deprecated; d != nil {
 			vv.Deprecation = &versioning.Deprecation{Since: d.Since, Sunset: d.Sunset, Successor: d.Successor}
 		}
@@ -254,6 +267,12 @@ func (h *VersionHandler) ServeHTTP(w http.ResponseWriter, r *http.Request, next 
 		if l := h.table.SuccessorLink(m); l != "" {
 			hdr.Add("Link", l)
 		}
+	}
+	if !v.Allows(r.Method) {
+		w.Header().Set("Allow", v.AllowHeader())
+		writeProblem(w, http.StatusMethodNotAllowed, "method-not-allowed",
+			"this method is not served here; the Allow header lists the methods that are")
+		return nil
 	}
 	if ce := h.logger.Check(zapcore.DebugLevel, "fulfilment path mapped"); ce != nil {
 		ce.Write(zap.String("version", v.Name), zap.String("resource", m.Resource),

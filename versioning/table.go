@@ -18,6 +18,10 @@
 // reachable unless the configuration names it. Config.PassUnmapped turns
 // that off (migrations only). Query strings are not part of the path and
 // pass unchanged.
+//
+// Each version serves a set of request methods (Version.Allows), by default
+// DefaultMethods; the HTTP glue answers any other method with 405 and the
+// version's Allow header.
 package versioning
 
 import (
@@ -35,6 +39,12 @@ const DefaultBasePath = "/api/fulfilment"
 
 // DefaultShortLabels are the short-form resources ("/v4/products").
 var DefaultShortLabels = []string{"products"}
+
+// DefaultMethods are the request methods a version serves unless configured
+// otherwise: every resource operation of the interface is a GET (its POSTs,
+// to the token endpoint and to subscriptions, are not resources of a
+// version), and HEAD goes with GET.
+var DefaultMethods = []string{http.MethodGet, http.MethodHead}
 
 // Config is the version table's configuration.
 type Config struct {
@@ -59,6 +69,10 @@ type Config struct {
 	// interface; meant for migrations only. Default false: only mapped or
 	// exposed resources are served.
 	PassUnmapped bool
+	// Methods are the request methods every version serves; a version's
+	// own Methods override them. Nil means DefaultMethods. Upper-case
+	// tokens (methods are case-sensitive), each once, at least one.
+	Methods []string
 	// Versions served, current first. At least one.
 	Versions []Version
 }
@@ -84,8 +98,12 @@ type Version struct {
 	Expose []string
 	// Deprecation, when set, marks the version deprecated.
 	Deprecation *Deprecation
+	// Methods are the request methods this version serves; nil means the
+	// shared Config.Methods.
+	Methods []string
 
 	// computed by New
+	allow             string // Methods joined for an Allow header
 	deprecationHeader string
 	sunsetHeader      string
 	successor         *Version
@@ -140,9 +158,19 @@ func New(cfg Config) (*Table, error) {
 	if err := checkResources("", cfg.Resources, cfg.Expose); err != nil {
 		return nil, err
 	}
+	shared := cfg.Methods
+	if shared == nil {
+		shared = DefaultMethods
+	}
+	if err := checkMethods("", shared); err != nil {
+		return nil, err
+	}
 	byName := map[string]*Version{}
 	for i := range cfg.Versions {
 		v := cfg.Versions[i] // copy: the table owns its versions
+		if v.Methods == nil {
+			v.Methods = shared
+		}
 		if err := t.addVersion(&v, cfg.Resources, cfg.Expose); err != nil {
 			return nil, err
 		}
@@ -181,7 +209,12 @@ func (t *Table) addVersion(v *Version, shared map[string]string, sharedExpose []
 	if err := checkResources(v.Name, v.Resources, v.Expose); err != nil {
 		return err
 	}
-	v.Expose = append([]string(nil), v.Expose...) // the table owns its versions
+	if err := checkMethods(v.Name, v.Methods); err != nil {
+		return err
+	}
+	v.Methods = append([]string(nil), v.Methods...) // the table owns its versions
+	v.allow = strings.Join(v.Methods, ", ")
+	v.Expose = append([]string(nil), v.Expose...)
 	v.upstreamPaths = make(map[string]string, len(shared)+len(sharedExpose)+len(v.Resources)+len(v.Expose))
 	for pub, up := range shared {
 		v.upstreamPaths[pub] = v.prefix + "/" + up
@@ -245,6 +278,45 @@ func checkResources(version string, m map[string]string, expose []string) error 
 		}
 	}
 	return nil
+}
+
+// checkMethods checks one level's (shared or a version's) methods.
+func checkMethods(version string, methods []string) error {
+	where := "methods"
+	if version != "" {
+		where = fmt.Sprintf("version %q: methods", version)
+	}
+	if len(methods) == 0 {
+		return fmt.Errorf("%s: at least one method", where)
+	}
+	for i, m := range methods {
+		if !isMethod(m) {
+			return fmt.Errorf("%s: %q is not a method name: methods are case-sensitive tokens, the standard ones upper case (GET, POST)", where, m)
+		}
+		for _, o := range methods[:i] {
+			if o == m {
+				return fmt.Errorf("%s: %q given twice", where, m)
+			}
+		}
+	}
+	return nil
+}
+
+// isMethod reports whether m is an upper-case RFC 9110 token.
+func isMethod(m string) bool {
+	if m == "" {
+		return false
+	}
+	for i := 0; i < len(m); i++ {
+		c := m[i]
+		switch {
+		case 'A' <= c && c <= 'Z', '0' <= c && c <= '9':
+		case strings.IndexByte("!#$%&'*+-.^_`|~", c) >= 0:
+		default:
+			return false
+		}
+	}
+	return true
 }
 
 // Names lists the versions served, in configuration order. The caller must
@@ -397,6 +469,20 @@ func (v *Version) DeprecationHeader() string { return v.deprecationHeader }
 
 // SunsetHeader is the RFC 8594 Sunset header value (an HTTP-date), or "".
 func (v *Version) SunsetHeader() string { return v.sunsetHeader }
+
+// Allows reports whether the version serves requests of method.
+func (v *Version) Allows(method string) bool {
+	for _, m := range v.Methods {
+		if m == method {
+			return true
+		}
+	}
+	return false
+}
+
+// AllowHeader is the Allow header value for a method the version does not
+// serve: its methods, comma-separated ("GET, HEAD").
+func (v *Version) AllowHeader() string { return v.allow }
 
 // UpstreamPrefixPath is the normalised upstream prefix ("" for the root).
 func (v *Version) UpstreamPrefixPath() string { return v.prefix }
