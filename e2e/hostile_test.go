@@ -335,6 +335,8 @@ func TestHostileConnectionHeaderCannotRemoveIdentity(t *testing.T) {
 		"Connection: X-Request-Id\r\n",
 		"Connection: x-request-id, keep-alive\r\n",
 		"Connection: Upgrade, X-Partner-Id\r\nUpgrade: websocket\r\n",
+		"Proxy-Connection: X-Partner-Id\r\n",
+		"Connection: close, X-Partner-Id\r\nProxy-Connection: X-Request-Id\r\n",
 	}
 	for _, path := range []string{"/api/fulfilment/v4/products", "/api/fulfilment/v3/products", "/v4/products", "/v3/products"} {
 		g.clearLog(t) // the simulator keeps the newest 100 requests
