@@ -2,10 +2,11 @@ package caddymodule
 
 import (
 	"errors"
-	"io"
+	"fmt"
 	"net"
 	"net/http"
 	"strconv"
+	"time"
 
 	"github.com/caddyserver/caddy/v2"
 	"github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
@@ -32,7 +33,8 @@ func init() {
 //	    headers, no grant_type, bad body)
 //	400 unsupported_grant_type
 //	401 invalid_client (+ WWW-Authenticate: Basic realm="fulfilment" for Basic)
-//	405 with Allow: POST; 413 for a body over 8 KiB
+//	405 with Allow: POST; 413 for a body over 8 KiB; 408 for a body not
+//	    received within read_timeout
 //	429 invalid_client with Retry-After: a failed attempt after too many
 //	    failures for its client id or address (the right credentials are
 //	    never throttled)
@@ -40,8 +42,13 @@ func init() {
 //
 // Partners and settings come from the fulfilment app's tokens block.
 type TokenHandler struct {
-	app    *App
-	logger *zap.Logger
+	// ReadTimeout bounds the wait for the request body, counted from the
+	// end of the headers: 408 after it. Default 10s.
+	ReadTimeout caddy.Duration `json:"read_timeout,omitempty"`
+
+	app         *App
+	logger      *zap.Logger
+	readTimeout time.Duration
 }
 
 // CaddyModule returns the Caddy module information.
@@ -55,6 +62,10 @@ func (*TokenHandler) CaddyModule() caddy.ModuleInfo {
 // Provision finds the fulfilment app.
 func (h *TokenHandler) Provision(ctx caddy.Context) error {
 	h.logger = ctx.Logger()
+	if time.Duration(h.ReadTimeout) > maxBodyReadTimeout {
+		return fmt.Errorf("read_timeout %v is longer than %v", time.Duration(h.ReadTimeout), maxBodyReadTimeout)
+	}
+	h.readTimeout = bodyReadTimeout(h.ReadTimeout, defaultBodyReadTimeout)
 	var err error
 	h.app, err = fulfilmentApp(ctx)
 	return err
@@ -102,17 +113,15 @@ func (h *TokenHandler) ServeHTTP(w http.ResponseWriter, r *http.Request, _ caddy
 		writeOAuthError(w, http.StatusBadRequest, "invalid_request", "send at most one Authorization header")
 		return nil
 	}
-	if r.ContentLength > tokens.MaxTokenRequestBody {
+	body, err := readBody(w, r, tokens.MaxTokenRequestBody, h.readTimeout, h.logger)
+	switch {
+	case errors.Is(err, errBodyTooLarge):
 		writeOAuthError(w, http.StatusRequestEntityTooLarge, "invalid_request", "the request body is larger than 8 KiB")
 		return nil
-	}
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, tokens.MaxTokenRequestBody))
-	if err != nil {
-		var tooBig *http.MaxBytesError
-		if errors.As(err, &tooBig) {
-			writeOAuthError(w, http.StatusRequestEntityTooLarge, "invalid_request", "the request body is larger than 8 KiB")
-			return nil
-		}
+	case errors.Is(err, errBodyTimeout):
+		writeOAuthError(w, http.StatusRequestTimeout, "invalid_request", "the request body did not arrive in time")
+		return nil
+	case err != nil:
 		writeOAuthError(w, http.StatusBadRequest, "invalid_request", "the request body could not be read")
 		return nil
 	}
@@ -195,20 +204,31 @@ func clientAddr(r *http.Request) string {
 
 // parseTokenHandler parses the directive:
 //
-//	fulfilment_token
+//	fulfilment_token [<matcher>] {
+//		read_timeout <duration>   # wait for the request body; default 10s
+//	}
 func parseTokenHandler(h httpcaddyfile.Helper) (caddyhttp.MiddlewareHandler, error) {
 	th := new(TokenHandler)
 	return th, th.UnmarshalCaddyfile(h.Dispenser)
 }
 
-// UnmarshalCaddyfile parses `fulfilment_token` (no arguments, no block).
+// UnmarshalCaddyfile parses `fulfilment_token` (syntax above). Token
+// settings and partners are configured in the fulfilment global option.
 func (h *TokenHandler) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 	d.Next()
 	if d.NextArg() {
 		return d.ArgErr()
 	}
-	if d.NextBlock(0) {
-		return d.Errf("fulfilment_token takes no options; configure tokens in the fulfilment global option")
+	for d.NextBlock(0) {
+		switch d.Val() {
+		case "read_timeout":
+			var err error
+			if h.ReadTimeout, err = parseReadTimeout(d, h.ReadTimeout); err != nil {
+				return err
+			}
+		default:
+			return d.Errf("unknown fulfilment_token option %q (tokens are configured in the fulfilment global option)", d.Val())
+		}
 	}
 	return nil
 }
