@@ -1,6 +1,8 @@
 package e2e
 
 import (
+	"crypto/ed25519"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -11,6 +13,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/golang-jwt/jwt/v5"
 )
 
 // oauthError asserts an RFC 6749 §5.2 error answer: status, JSON with the
@@ -251,6 +255,42 @@ func TestHostileTokenTwoAuthorizationHeaders(t *testing.T) {
 		body, _ := io.ReadAll(resp.Body)
 		resp.Body.Close()
 		oauthError(t, "two Authorization headers, "+order[0]+" first", resp.StatusCode, resp.Header, body, 400, "invalid_request")
+	}
+	g.noPanic(t)
+}
+
+// A token signed with the gateway's own (here: configured, so leakable)
+// key but living longer than the gateway issues tokens for is refused
+// with 401: a leaked key cannot mint a ten-year token. The same claims
+// with the configured lifetime are accepted, so the refusal is about the
+// lifetime alone.
+func TestHostileTokenLongerThanTheLifetime(t *testing.T) {
+	t.Parallel()
+	g := newRepoGateway(t, keyedCaddyfile(t))
+	g.Env = append(g.Env, "FULFILGATE_SIGNING_KEY="+e2eSeed)
+	g.run(t)
+	genuine := strings.TrimPrefix(tokensDemoBearer(t, g.Base)[1], "Bearer ")
+	seed, _ := base64.StdEncoding.DecodeString(e2eSeed)
+	key := ed25519.NewKeyFromSeed(seed)
+	sign := func(lifetime time.Duration) string {
+		claims := decodeClaims(t, genuine)
+		iat := time.Now().Add(-time.Minute)
+		claims["iat"], claims["exp"], claims["jti"] = iat.Unix(), iat.Add(lifetime).Unix(), "e2e-"+lifetime.String()
+		tk := jwt.NewWithClaims(jwt.SigningMethodEdDSA, claims)
+		tk.Header["typ"], tk.Header["kid"] = "at+jwt", "e2e-1"
+		s, err := tk.SignedString(key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	ep := g.Base + "/api/fulfilment/v4/shipments"
+	if status, _, body := do(t, http.MethodGet, ep, nil, "Authorization", "Bearer "+sign(time.Hour)); status != http.StatusOK {
+		t.Fatalf("a self-signed token of the configured lifetime: %d %s, want 200 (the test's signing is wrong)", status, body)
+	}
+	status, h, body := do(t, http.MethodGet, ep, nil, "Authorization", "Bearer "+sign(10*365*24*time.Hour))
+	if status != http.StatusUnauthorized || !strings.Contains(h.Get("WWW-Authenticate"), `error="invalid_token"`) {
+		t.Errorf("a ten-year token signed with the gateway's key: %d %s, want 401 invalid_token", status, body)
 	}
 	g.noPanic(t)
 }

@@ -69,6 +69,14 @@ func (k *key) sameAs(o *key) bool {
 	return false
 }
 
+// expired reports whether k is a retired key past keyRetention at now:
+// every token it signed has expired, so it verifies nothing any more.
+// Checked on every verification, so the key stops verifying on time, not
+// only when the next start, reload or rotation prunes it.
+func (k *key) expired(now time.Time) bool {
+	return !k.Retired.IsZero() && now.Sub(k.Retired) > keyRetention
+}
+
 var kidPattern = regexp.MustCompile(`^[A-Za-z0-9._-]{1,64}$`)
 
 func methodFor(alg string) (jwt.SigningMethod, error) {

@@ -170,7 +170,7 @@ func (s *Service) generatedRing(alg string, rotate bool) (*ring, error) {
 		current = k
 	}
 	for kid, k := range s.genKeys {
-		if !k.Retired.IsZero() && now.Sub(k.Retired) > keyRetention {
+		if k.expired(now) {
 			deleted = append(deleted, kid)
 		}
 	}
