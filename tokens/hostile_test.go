@@ -27,12 +27,12 @@ func forge(t *testing.T, method jwt.SigningMethod, key any, hdr map[string]any, 
 	return s
 }
 
-// goodClaims are claims a genuine token for acme-client carries: issued a
-// lifetime (1 h) before exp.
+// goodClaims are claims a genuine token for acme-client signed by the
+// current key carries: issued a lifetime (1 h) before exp.
 func goodClaims(s *Service, now time.Time, exp time.Time) jwt.MapClaims {
 	c := s.reg.Load().clients["acme-client"]
 	return jwt.MapClaims{"iss": DefaultIssuer, "aud": []string{DefaultAudience}, "sub": "partner-acme",
-		"client_id": "acme-client", "sv": c.version, "iat": exp.Add(-time.Hour).Unix(), "exp": exp.Unix(), "jti": "j1"}
+		"client_id": "acme-client", "sv": currentKey(s).sv(c.version), "iat": exp.Add(-time.Hour).Unix(), "exp": exp.Unix(), "jti": "j1"}
 }
 
 func currentKey(s *Service) *key { return s.ring.Load().current }

@@ -38,6 +38,7 @@ type key struct {
 	Created    time.Time
 	Retired    time.Time // zero for the current key
 	Configured bool
+	svKey      []byte // the MAC key of the "sv" claims of the tokens it signs
 }
 
 // ring is an immutable snapshot of the signing keys: the current one signs,
@@ -98,7 +99,7 @@ func newKey(kid, alg string, material []byte) (*key, error) {
 	if err != nil {
 		return nil, err
 	}
-	k := &key{KID: kid, Alg: alg, method: m}
+	k := &key{KID: kid, Alg: alg, method: m, svKey: deriveSVKey(material)}
 	switch alg {
 	case AlgEdDSA:
 		if len(material) != ed25519.SeedSize {

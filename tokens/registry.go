@@ -36,7 +36,8 @@ type client struct {
 	ID        string
 	PartnerID string
 	hash      [32]byte
-	version   string // the "sv" claim of its tokens; changes with the secret
+	version   string // changes with the secret and on disable (client_version.go)
+	legacySV  string // the unkeyed sv of tokens issued before sv was keyed, if any
 	Active    bool
 	Static    bool
 	Created   time.Time

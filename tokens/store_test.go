@@ -199,7 +199,9 @@ func TestRetiredKeyStopsVerifyingOnTime(t *testing.T) {
 	}
 	fresh := func() string {
 		now := clk.Now()
-		return forge(t, jwt.SigningMethodEdDSA, old.sign, map[string]any{"typ": "at+jwt", "kid": old.KID}, goodClaims(s, now, now.Add(time.Hour)))
+		c := goodClaims(s, now, now.Add(time.Hour))
+		c["sv"] = old.sv(s.reg.Load().clients["acme-client"].version)
+		return forge(t, jwt.SigningMethodEdDSA, old.sign, map[string]any{"typ": "at+jwt", "kid": old.KID}, c)
 	}
 	if _, err := s.Verify(fresh()); err != nil {
 		t.Fatalf("the retired key stopped verifying before its retention ended: %v", err)

@@ -5,6 +5,7 @@ import (
 	"hash/maphash"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/golang-jwt/jwt/v5"
@@ -135,6 +136,9 @@ type verified struct {
 	partner, client, sv string
 	key                 *key // the key the signature was checked with
 	iat, nbf, exp       time.Time
+	// svFor is the registry snapshot under which sv last matched the
+	// client's version: the MAC is computed again only after a change.
+	svFor atomic.Pointer[registry]
 }
 
 func (s *Service) verifySignature(st *settings, token string) (*verified, *VerifyError) {
@@ -212,8 +216,14 @@ func (s *Service) checkLive(st *settings, v *verified) (Identity, *VerifyError) 
 	}
 	reg := s.reg.Load()
 	c, ok := reg.clients[v.client]
-	if !ok || !c.Active || c.PartnerID != v.partner || c.version != v.sv {
+	if !ok || !c.Active || c.PartnerID != v.partner {
 		return Identity{}, errRevoked
+	}
+	if v.svFor.Load() != reg {
+		if !svMatches(v.key, c, v.sv, v.iat, s.opened) {
+			return Identity{}, errRevoked
+		}
+		v.svFor.Store(reg)
 	}
 	if p, ok := reg.partners[v.partner]; !ok || p.Disabled {
 		return Identity{}, errRevoked
