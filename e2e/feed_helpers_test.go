@@ -19,7 +19,7 @@ import (
 const (
 	feedKeyCons   = "cons-webhook-key-0123456789abcdefghij"
 	feedKeyPlain  = "plain-webhook-key-0123456789abcdefghi"
-	feedSecret    = "client-secret-0123456789abcdefghijklmn"
+	feedSecret    = "client-secret-8zAUTu8fAnFen-K11iDy5MtqZwUOPqLbdoJ06nHd6jo"
 	feedIngestKey = "ingest-Ire2Jld7Pg7EREXaqqLtq9N2NcQRVR8a3yj-wlRXlO0"
 )
 

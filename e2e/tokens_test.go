@@ -19,9 +19,9 @@ import (
 // The demo partners of the repository's Caddyfile (DEMO ONLY credentials).
 const (
 	demoAcmeID       = "acme-demo-client"
-	demoAcmeSecret   = "DEMO-ONLY-acme-secret-0123456789abcdefghij"
+	demoAcmeSecret   = "DEMO-ONLY-acme-secret-rMNA5Jesv37EyWG9Lx1nWAWS0NKeAS-VlNywJ555Zgk"
 	demoGlobexID     = "globex-demo-client"
-	demoGlobexSecret = "DEMO-ONLY-globex-secret-0123456789abcdefghi"
+	demoGlobexSecret = "DEMO-ONLY-globex-secret-4w1eIA478L377qc0j2QVEXs3zmP8NVzk1NhdiRVTfFc"
 	// e2eSeed is the Base64 Ed25519 seed the key-sharing tests configure.
 	e2eSeed = "ZTJlLXRlc3Qtc2VlZC0wMTIzNDU2Nzg5YWJjZGVmZ2g="
 )
