@@ -72,6 +72,11 @@ func NewThrottle(cfg ThrottleConfig, clock func() time.Time) *Throttle {
 // while key or addr is over its limit is not counted again, so the window
 // ends on time. Empty keys and addresses are not counted.
 func (t *Throttle) Failed(key, addr string) time.Duration {
+	if len(key) > maxThrottleKey {
+		// No client id is longer (ValidID): what a caller invents beyond
+		// that shares one budget instead of filling memory.
+		key = key[:maxThrottleKey]
+	}
 	a := AddressKey(addr)
 	if wait := max(t.clients.wait(key), t.addrs.wait(a)); wait > 0 {
 		return wait
@@ -103,6 +108,9 @@ func AddressKey(addr string) string {
 }
 
 const throttleShards = 32
+
+// maxThrottleKey bounds the keys the throttle keeps: the longest client id.
+const maxThrottleKey = 64
 
 type failWindow struct {
 	start time.Time

@@ -2,6 +2,7 @@ package tokens
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 )
@@ -101,6 +102,25 @@ func TestAddressKey(t *testing.T) {
 	} {
 		if got := AddressKey(in); got != want {
 			t.Errorf("AddressKey(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+// Invented client ids longer than any real one share one budget and keep
+// only the longest id's length in memory.
+func TestThrottleBoundsKeyLength(t *testing.T) {
+	clk := newFakeClock()
+	th := NewThrottle(ThrottleConfig{ClientFailures: 2, AddressFailures: -1}, clk.Now)
+	long := strings.Repeat("x", 64)
+	failN(t, th, 2, long+"-first", "a")
+	if w := th.Failed(long+"-second", "b"); w <= 0 {
+		t.Fatal("ids longer than 64 bytes each got a budget of their own")
+	}
+	for i := range th.clients.shards {
+		for k := range th.clients.shards[i].m {
+			if len(k) > 64 {
+				t.Fatalf("the throttle keeps a key of %d bytes", len(k))
+			}
 		}
 	}
 }
