@@ -2,6 +2,7 @@ package caddymodule
 
 import (
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"os"
@@ -71,6 +72,15 @@ func readBody(w http.ResponseWriter, r *http.Request, limit int64, timeout time.
 		}
 	}
 	return body, nil
+}
+
+// checkReadTimeout checks a read_timeout given in JSON (the Caddyfile
+// parser already refuses what it refuses): negative or over 10m.
+func checkReadTimeout(d caddy.Duration) error {
+	if d < 0 || time.Duration(d) > maxBodyReadTimeout {
+		return fmt.Errorf("read_timeout %v is out of range: it must be between 0 (the default) and %v", time.Duration(d), maxBodyReadTimeout)
+	}
+	return nil
 }
 
 // bodyReadTimeout is the effective timeout of a read_timeout setting.

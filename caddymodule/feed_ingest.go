@@ -100,8 +100,8 @@ func (h *IngestHandler) provision(app *App) error {
 	if len(secret) < minIngestSecretLen {
 		return fmt.Errorf("fulfilment_ingest: the secret has %d bytes; it needs at least %d (generate one with `caddy fulfilment secret`; is the environment variable set?)", len(secret), minIngestSecretLen)
 	}
-	if time.Duration(h.ReadTimeout) > maxBodyReadTimeout {
-		return fmt.Errorf("fulfilment_ingest: read_timeout %v is longer than %v", time.Duration(h.ReadTimeout), maxBodyReadTimeout)
+	if err := checkReadTimeout(h.ReadTimeout); err != nil {
+		return fmt.Errorf("fulfilment_ingest: %w", err)
 	}
 	h.secret = sha256.Sum256([]byte(secret))
 	h.maxBody = h.MaxBodyBytes

@@ -72,8 +72,8 @@ func (*SubscriptionsHandler) CaddyModule() caddy.ModuleInfo {
 // Provision finds the fulfilment app.
 func (h *SubscriptionsHandler) Provision(ctx caddy.Context) error {
 	h.logger = ctx.Logger()
-	if time.Duration(h.ReadTimeout) > maxBodyReadTimeout {
-		return fmt.Errorf("read_timeout %v is longer than %v", time.Duration(h.ReadTimeout), maxBodyReadTimeout)
+	if err := checkReadTimeout(h.ReadTimeout); err != nil {
+		return err
 	}
 	var err error
 	h.app, err = fulfilmentApp(ctx)

@@ -2,7 +2,6 @@ package caddymodule
 
 import (
 	"errors"
-	"fmt"
 	"net"
 	"net/http"
 	"strconv"
@@ -62,8 +61,8 @@ func (*TokenHandler) CaddyModule() caddy.ModuleInfo {
 // Provision finds the fulfilment app.
 func (h *TokenHandler) Provision(ctx caddy.Context) error {
 	h.logger = ctx.Logger()
-	if time.Duration(h.ReadTimeout) > maxBodyReadTimeout {
-		return fmt.Errorf("read_timeout %v is longer than %v", time.Duration(h.ReadTimeout), maxBodyReadTimeout)
+	if err := checkReadTimeout(h.ReadTimeout); err != nil {
+		return err
 	}
 	h.readTimeout = bodyReadTimeout(h.ReadTimeout, defaultBodyReadTimeout)
 	var err error
