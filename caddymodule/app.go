@@ -15,6 +15,8 @@ import (
 	"github.com/caddyserver/caddy/v2"
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
 	"go.uber.org/zap"
+
+	"github.com/fulfilgate/fulfilgate/internal/datadir"
 )
 
 func init() {
@@ -32,8 +34,18 @@ func init() {
 // so that `caddy validate` works while a server runs.
 type App struct {
 	// DataDir is where the Badger database lives. Default: the "fulfilgate"
-	// folder under Caddy's app data directory.
+	// folder under Caddy's app data directory. It is created with mode
+	// 0700; an existing one readable by others is tightened at start (or a
+	// warning logged where the gateway's user does not own it).
 	DataDir string `json:"data_dir,omitempty"`
+
+	// EncryptionKey, when set, encrypts the data directory at rest (AES,
+	// Badger's encryption): the Base64 or hex of 16, 24 or 32 random bytes
+	// (`caddy fulfilment secret` prints one). Use a placeholder such as
+	// {env.FULFILGATE_ENCRYPTION_KEY}: the configuration is readable on the
+	// admin API. A data directory keeps the encryption it was created with:
+	// a different key, or none, is refused at start. Default: none.
+	EncryptionKey string `json:"encryption_key,omitempty"`
 
 	// Tokens configures partners, clients and access tokens.
 	Tokens *TokensConfig `json:"tokens,omitempty"`
@@ -47,6 +59,7 @@ type App struct {
 	ctx    caddy.Context
 	logger *zap.Logger
 	dir    string
+	encKey []byte // the decoded EncryptionKey, nil without one
 
 	// state is set by Start and cleared by Stop; request handlers read it
 	// without locks.
@@ -75,6 +88,7 @@ func (a *App) Provision(ctx caddy.Context) error {
 	}
 	a.dir = abs
 	if err := errors.Join(
+		a.provisionEncryption(),
 		a.provisionTokens(ctx),
 		a.provisionWebhooks(ctx),
 		a.provisionFeeds(ctx),
@@ -121,7 +135,7 @@ func defaultDataDir() string {
 // Start opens (or shares, across a reload) the data directory and starts the
 // subsystems that use it.
 func (a *App) Start() error {
-	st, err := acquireState(a.dir, a.logger)
+	st, err := acquireState(a.dir, a.encKey, a.logger)
 	if err != nil {
 		return err
 	}
@@ -178,6 +192,28 @@ func (a *App) current() *sharedState {
 		return st
 	}
 	return pooledState(a.dir)
+}
+
+// provisionEncryption resolves and decodes EncryptionKey. A key that is
+// set but empty after its placeholders (an unset environment variable)
+// fails: the gateway would otherwise start unencrypted.
+func (a *App) provisionEncryption() error {
+	if a.EncryptionKey == "" {
+		return nil
+	}
+	v := strings.TrimSpace(caddy.NewReplacer().ReplaceKnown(a.EncryptionKey, ""))
+	if v == "" {
+		return errors.New("encryption_key is empty after placeholders: is its environment variable set?")
+	}
+	key, err := datadir.ParseEncryptionKey(v)
+	if err != nil {
+		return fmt.Errorf("encryption_key: %w", err)
+	}
+	if !strings.Contains(a.EncryptionKey, "{") {
+		a.logger.Warn("encryption_key is written into the configuration, which the admin API shows; use a placeholder such as {env.FULFILGATE_ENCRYPTION_KEY}")
+	}
+	a.encKey = key
+	return nil
 }
 
 // fulfilmentApp returns the fulfilment app of ctx's config, for the HTTP

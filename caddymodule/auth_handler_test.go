@@ -98,7 +98,7 @@ func testClaims(a *App, exp time.Time) jwt.MapClaims {
 	parsed, _, _ := jwt.NewParser().ParseUnverified(tok.AccessToken, jwt.MapClaims{})
 	sv := parsed.Claims.(jwt.MapClaims)["sv"]
 	return jwt.MapClaims{"iss": cfg.Issuer, "aud": []string{cfg.Audience}, "sub": "partner-acme", "client_id": tAcmeID,
-		"sv": sv, "iat": time.Now().Add(-2 * time.Hour).Unix(), "exp": exp.Unix(), "jti": "t1"}
+		"sv": sv, "iat": exp.Add(-time.Hour).Unix(), "exp": exp.Unix(), "jti": "t1"}
 }
 
 func TestAuthGuard(t *testing.T) {

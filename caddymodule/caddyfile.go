@@ -15,6 +15,7 @@ func init() {
 //	{
 //		fulfilment {
 //			data_dir <path>
+//			encryption_key <key>  # e.g. {env.FULFILGATE_ENCRYPTION_KEY}; default: none
 //			tokens   { ... }   # see TokensConfig
 //			webhooks { ... }   # see WebhooksConfig
 //			feed <name> { ... } # see FeedConfig; repeatable
@@ -36,6 +37,17 @@ func parseGlobalOption(d *caddyfile.Dispenser, existing any) (any, error) {
 				return nil, d.ArgErr()
 			}
 			app.DataDir = d.Val()
+			if d.NextArg() {
+				return nil, d.ArgErr()
+			}
+		case "encryption_key":
+			if app.EncryptionKey != "" {
+				return nil, d.Err("encryption_key given twice")
+			}
+			if !d.NextArg() {
+				return nil, d.ArgErr()
+			}
+			app.EncryptionKey = d.Val()
 			if d.NextArg() {
 				return nil, d.ArgErr()
 			}

@@ -5,9 +5,10 @@ import (
 	"crypto/subtle"
 	"errors"
 	"fmt"
-	"io"
 	"mime"
 	"net/http"
+	"strconv"
+	"time"
 
 	"github.com/caddyserver/caddy/v2"
 	"github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
@@ -26,10 +27,13 @@ func init() {
 	httpcaddyfile.RegisterDirectiveOrder("fulfilment_ingest", httpcaddyfile.Before, "reverse_proxy")
 }
 
-// Defaults of IngestHandler.
+// Defaults and limits of IngestHandler.
 const (
-	defaultIngestMaxBody = 8 << 20
-	minIngestSecretLen   = 16
+	defaultIngestMaxBody     = 8 << 20
+	defaultIngestReadTimeout = 60 * time.Second
+	// minIngestSecretLen: the shared secret is a key, not a password: at
+	// least 32 bytes, as every generated secret of the gateway.
+	minIngestSecretLen = 32
 )
 
 // IngestHandler is the push alternative to polling a feed: a WMS that can
@@ -44,9 +48,12 @@ const (
 // and are idempotent by change id: a change pushed again (or also polled)
 // produces no second event. Answers: 200 with what was done
 // ({"read","duplicates","rejected","events","deliveries","rejected_changes"});
-// 400 malformed body; 401 wrong or missing secret; 405 not POST; 413 body
-// too large; 415 not JSON; 503 the app or feed is not running, or the events
-// could not be queued (the WMS should retry). Errors are problem+json.
+// 400 malformed body; 401 wrong or missing secret; 405 not POST; 408 body
+// not received within read_timeout; 413 body too large; 415 not JSON; 429
+// with Retry-After, a wrong secret after too many failures (the token
+// endpoint's throttle: per feed and per address; the right secret is never
+// throttled); 503 the app or feed is not running, or the events could not
+// be queued (the WMS should retry). Errors are problem+json.
 //
 // Serve it on an internal listener only (for example a site bound to
 // 127.0.0.1 or a private network), never on the partner-facing one.
@@ -55,10 +62,14 @@ type IngestHandler struct {
 	// a push-only feed). Required.
 	Feed string `json:"feed"`
 	// Secret is the shared secret the WMS sends as a Bearer token, at least
-	// 16 bytes; use a placeholder such as {env.WMS_INGEST_SECRET}. Required.
+	// 32 bytes (`caddy fulfilment secret` makes one); use a placeholder
+	// such as {env.WMS_INGEST_SECRET}. Required.
 	Secret string `json:"secret"`
 	// MaxBodyBytes is the largest body accepted. Default 8 MiB.
 	MaxBodyBytes int64 `json:"max_body_bytes,omitempty"`
+	// ReadTimeout bounds the wait for the request body, counted from the
+	// end of the headers: 408 after it. Default 60s.
+	ReadTimeout caddy.Duration `json:"read_timeout,omitempty"`
 
 	app     *App
 	logger  *zap.Logger
@@ -87,7 +98,10 @@ func (h *IngestHandler) Provision(ctx caddy.Context) error {
 func (h *IngestHandler) provision(app *App) error {
 	secret := caddy.NewReplacer().ReplaceKnown(h.Secret, "")
 	if len(secret) < minIngestSecretLen {
-		return fmt.Errorf("fulfilment_ingest: the secret must be at least %d bytes (is the environment variable set?)", minIngestSecretLen)
+		return fmt.Errorf("fulfilment_ingest: the secret has %d bytes; it needs at least %d (generate one with `caddy fulfilment secret`; is the environment variable set?)", len(secret), minIngestSecretLen)
+	}
+	if err := checkReadTimeout(h.ReadTimeout); err != nil {
+		return fmt.Errorf("fulfilment_ingest: %w", err)
 	}
 	h.secret = sha256.Sum256([]byte(secret))
 	h.maxBody = h.MaxBodyBytes
@@ -114,6 +128,30 @@ func (h *IngestHandler) authorized(r *http.Request) bool {
 	return subtle.ConstantTimeCompare(got[:], h.secret[:]) == 1
 }
 
+// ingestThrottleKey is the ingest endpoint's key in the token throttle's
+// per-client table (client ids cannot contain a colon, so no clash).
+func ingestThrottleKey(feedName string) string { return "ingest:" + feedName }
+
+// refuse answers a missing or wrong secret: 401, or 429 with Retry-After
+// once the feed or the address is over its failure limit (the token
+// endpoint's throttle and limits). While the gateway is not running there
+// is no throttle, and the answer is 401.
+func (h *IngestHandler) refuse(w http.ResponseWriter, r *http.Request) {
+	addr := clientAddr(r)
+	if svc := h.app.tokenService(); svc != nil {
+		if wait := svc.Throttle().Failed(ingestThrottleKey(h.Feed), addr); wait > 0 {
+			h.logger.Info("ingest request throttled", zap.String("feed", h.Feed), zap.String("remote_ip", addr))
+			w.Header().Set("Retry-After", strconv.Itoa(tokens.RetryAfterSeconds(wait)))
+			writeProblem(w, http.StatusTooManyRequests, "too-many-failures",
+				"too many requests with a wrong secret; retry after the number of seconds in Retry-After")
+			return
+		}
+	}
+	h.logger.Info("ingest request with a missing or wrong secret", zap.String("feed", h.Feed), zap.String("remote_ip", addr))
+	w.Header().Set("WWW-Authenticate", `Bearer realm="fulfilment-ingest"`)
+	writeProblem(w, http.StatusUnauthorized, "unauthorized", "the ingest secret is missing or wrong")
+}
+
 // ServeHTTP implements caddyhttp.MiddlewareHandler; it answers every request
 // it gets.
 func (h *IngestHandler) ServeHTTP(w http.ResponseWriter, r *http.Request, _ caddyhttp.Handler) error {
@@ -123,22 +161,23 @@ func (h *IngestHandler) ServeHTTP(w http.ResponseWriter, r *http.Request, _ cadd
 		return nil
 	}
 	if !h.authorized(r) {
-		w.Header().Set("WWW-Authenticate", `Bearer realm="fulfilment-ingest"`)
-		writeProblem(w, http.StatusUnauthorized, "unauthorized", "the ingest secret is missing or wrong")
+		h.refuse(w, r)
 		return nil
 	}
 	if mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err != nil || mt != "application/json" {
 		writeProblem(w, http.StatusUnsupportedMediaType, "unsupported-media-type", "send Content-Type: application/json")
 		return nil
 	}
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, h.maxBody))
-	if err != nil {
-		var tooBig *http.MaxBytesError
-		if errors.As(err, &tooBig) {
-			writeProblem(w, http.StatusRequestEntityTooLarge, "body-too-large",
-				fmt.Sprintf("the body is larger than %d bytes; push fewer changes at a time", h.maxBody))
-			return nil
-		}
+	body, err := readBody(w, r, h.maxBody, bodyReadTimeout(h.ReadTimeout, defaultIngestReadTimeout), h.logger)
+	switch {
+	case errors.Is(err, errBodyTooLarge):
+		writeProblem(w, http.StatusRequestEntityTooLarge, "body-too-large",
+			fmt.Sprintf("the body is larger than %d bytes; push fewer changes at a time", h.maxBody))
+		return nil
+	case errors.Is(err, errBodyTimeout):
+		writeProblem(w, http.StatusRequestTimeout, "request-timeout", "the body did not arrive in time; push fewer changes at a time")
+		return nil
+	case err != nil:
 		writeProblem(w, http.StatusBadRequest, "bad-request", "could not read the body")
 		return nil
 	}
@@ -176,8 +215,9 @@ func (h *IngestHandler) ServeHTTP(w http.ResponseWriter, r *http.Request, _ cadd
 // parseIngestDirective parses the fulfilment_ingest directive:
 //
 //	fulfilment_ingest <feed> {
-//		secret   <shared secret>   # required, e.g. {env.WMS_INGEST_SECRET}
-//		max_body <size>            # default 8MiB
+//		secret       <shared secret>   # required, at least 32 bytes, e.g. {env.WMS_INGEST_SECRET}
+//		max_body     <size>            # default 8MiB
+//		read_timeout <duration>        # wait for the body; default 60s
 //	}
 func parseIngestDirective(h httpcaddyfile.Helper) (caddyhttp.MiddlewareHandler, error) {
 	ih := new(IngestHandler)
@@ -199,6 +239,13 @@ func (h *IngestHandler) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 	}
 	for d.NextBlock(0) {
 		opt := d.Val()
+		if opt == "read_timeout" {
+			var err error
+			if h.ReadTimeout, err = parseReadTimeout(d, h.ReadTimeout); err != nil {
+				return err
+			}
+			continue
+		}
 		if !d.NextArg() {
 			return d.ArgErr()
 		}

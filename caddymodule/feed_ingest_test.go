@@ -5,8 +5,10 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/caddyserver/caddy/v2"
 	"github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
@@ -138,10 +140,12 @@ func TestIngestHandler(t *testing.T) {
 func TestIngestProvisionRefuses(t *testing.T) {
 	a, _ := startIngestApp(t, 0)
 	t.Setenv("SHORT_SECRET", "short")
+	t.Setenv("SECRET_31", strings.Repeat("s", 31))
 	for name, h := range map[string]*IngestHandler{
-		"short secret":  {Feed: "push", Secret: "{env.SHORT_SECRET}"},
-		"unset env var": {Feed: "push", Secret: "{env.FEED_NOT_SET_ANYWHERE}"},
-		"unknown feed":  {Feed: "nope", Secret: "{env.FEED_INGEST_SECRET}"},
+		"short secret":   {Feed: "push", Secret: "{env.SHORT_SECRET}"},
+		"31-byte secret": {Feed: "push", Secret: "{env.SECRET_31}"},
+		"unset env var":  {Feed: "push", Secret: "{env.FEED_NOT_SET_ANYWHERE}"},
+		"unknown feed":   {Feed: "nope", Secret: "{env.FEED_INGEST_SECRET}"},
 	} {
 		if err := h.provision(a); err == nil {
 			t.Errorf("%s: provisioned", name)
@@ -149,18 +153,45 @@ func TestIngestProvisionRefuses(t *testing.T) {
 	}
 }
 
+// Wrong secrets are throttled as wrong client secrets are at the token
+// endpoint (10 per minute by default): then 429 with Retry-After, and the
+// right secret still gets through.
+func TestIngestThrottlesWrongSecrets(t *testing.T) {
+	_, h := startIngestApp(t, 0)
+	body := `{"changes":[]}`
+	for i := range 10 {
+		w := ingest(t, h, "POST", "Bearer wrong-"+strconv.Itoa(i), "application/json", body)
+		if w.Code != http.StatusUnauthorized {
+			t.Fatalf("wrong secret %d: %d %s, want 401 below the limit", i+1, w.Code, w.Body)
+		}
+	}
+	w := ingest(t, h, "POST", "Bearer wrong-again", "application/json", body)
+	var p problem
+	if w.Code != http.StatusTooManyRequests || json.Unmarshal(w.Body.Bytes(), &p) != nil || !strings.HasSuffix(p.Type, "#too-many-failures") {
+		t.Fatalf("11th wrong secret: %d %s, want 429 too-many-failures", w.Code, w.Body)
+	}
+	if ra, err := strconv.Atoi(w.Header().Get("Retry-After")); err != nil || ra < 1 || ra > 60 {
+		t.Fatalf("429 with Retry-After %q, want 1..60 seconds", w.Header().Get("Retry-After"))
+	}
+	if w := ingest(t, h, "POST", "Bearer "+ingestSecret, "application/json", body); w.Code != http.StatusOK {
+		t.Fatalf("the right secret while throttled: %d %s, want 200", w.Code, w.Body)
+	}
+}
+
 func TestIngestCaddyfile(t *testing.T) {
 	h := new(IngestHandler)
-	err := h.UnmarshalCaddyfile(caddyfile.NewTestDispenser("fulfilment_ingest wms {\n secret {env.S}\n max_body 1MiB\n}"))
-	if err != nil || h.Feed != "wms" || h.Secret != "{env.S}" || h.MaxBodyBytes != 1<<20 {
+	err := h.UnmarshalCaddyfile(caddyfile.NewTestDispenser("fulfilment_ingest wms {\n secret {env.S}\n max_body 1MiB\n read_timeout 30s\n}"))
+	if err != nil || h.Feed != "wms" || h.Secret != "{env.S}" || h.MaxBodyBytes != 1<<20 || h.ReadTimeout != caddy.Duration(30*time.Second) {
 		t.Fatalf("%+v %v", h, err)
 	}
 	for in, want := range map[string]string{
-		"fulfilment_ingest":                                     "feed name",
-		"fulfilment_ingest wms":                                 "secret is required",
-		"fulfilment_ingest wms {\n colour blue\n}":              "unknown fulfilment_ingest option",
-		"fulfilment_ingest wms {\n secret x\n max_body lots\n}": "max_body",
-		"fulfilment_ingest wms extra":                           "argument",
+		"fulfilment_ingest":                                                         "feed name",
+		"fulfilment_ingest wms":                                                     "secret is required",
+		"fulfilment_ingest wms {\n colour blue\n}":                                  "unknown fulfilment_ingest option",
+		"fulfilment_ingest wms {\n secret x\n max_body lots\n}":                     "max_body",
+		"fulfilment_ingest wms extra":                                               "argument",
+		"fulfilment_ingest wms {\n secret x\n read_timeout forever\n}":              "read_timeout",
+		"fulfilment_ingest wms {\n secret x\n read_timeout 1s\n read_timeout 2s\n}": "given twice",
 	} {
 		err := new(IngestHandler).UnmarshalCaddyfile(caddyfile.NewTestDispenser(in))
 		if err == nil || !strings.Contains(err.Error(), want) {

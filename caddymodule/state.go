@@ -1,6 +1,7 @@
 package caddymodule
 
 import (
+	"crypto/sha256"
 	"errors"
 	"fmt"
 	"slices"
@@ -23,6 +24,7 @@ type sharedState struct {
 	DB     *badger.DB
 	Dir    string
 	logger *zap.Logger
+	keyID  [32]byte // SHA-256 of the encryption key it was opened with (zero: none)
 
 	mu       sync.Mutex
 	services map[string]any
@@ -87,14 +89,33 @@ func (s *sharedState) Destruct() error {
 	return errors.Join(errs...)
 }
 
-func acquireState(dir string, logger *zap.Logger) (*sharedState, error) {
+// acquireState takes a reference to the open state of dir, opening it
+// with encryption key key (nil: unencrypted) if no loaded config has. A
+// config whose key differs from the one dir is open with is refused: the
+// key of an open database cannot change.
+func acquireState(dir string, key []byte, logger *zap.Logger) (*sharedState, error) {
 	v, _, err := statePool.LoadOrNew(dir, func() (caddy.Destructor, error) {
-		return openState(dir, logger)
+		return openState(dir, key, logger)
 	})
 	if err != nil {
 		return nil, err
 	}
-	return v.(*sharedState), nil
+	st := v.(*sharedState)
+	if st.keyID != encryptionKeyID(key) {
+		if err := releaseState(dir); err != nil {
+			logger.Error("releasing the data dir", zap.Error(err))
+		}
+		return nil, fmt.Errorf("encryption_key differs from the one the running configuration opened data dir %s with: the key of an open data dir cannot change; stop the gateway to change it", dir)
+	}
+	return st, nil
+}
+
+// encryptionKeyID identifies an encryption key without holding it.
+func encryptionKeyID(key []byte) [32]byte {
+	if len(key) == 0 {
+		return [32]byte{}
+	}
+	return sha256.Sum256(key)
 }
 
 // pooledState returns the open state of dir held by any loaded config,
@@ -116,13 +137,27 @@ func releaseState(dir string) error {
 	return err
 }
 
-func openState(dir string, logger *zap.Logger) (*sharedState, error) {
-	db, err := datadir.Open(dir, badgerOptions(dir, logger))
+// openState opens dir, first making it private to the gateway's user
+// (datadir.Secure), encrypted under key when there is one.
+func openState(dir string, key []byte, logger *zap.Logger) (*sharedState, error) {
+	found, err := datadir.Secure(dir)
 	if err != nil {
 		return nil, err
 	}
-	logger.Info("data directory opened", zap.String("data_dir", dir))
-	return &sharedState{DB: db, Dir: dir, logger: logger, services: map[string]any{}}, nil
+	for _, f := range found {
+		logger.Warn("data directory was open to other users: it holds signing keys, webhook keys and the secret-hashing pepper",
+			zap.String("path", f.Path), zap.String("mode", fmt.Sprintf("%#o", f.Was)), zap.Bool("tightened", f.Err == nil), zap.NamedError("error", f.Err))
+	}
+	opts := badgerOptions(dir, logger)
+	if len(key) > 0 {
+		opts = datadir.WithEncryption(opts, key)
+	}
+	db, err := datadir.Open(dir, opts)
+	if err != nil {
+		return nil, err
+	}
+	logger.Info("data directory opened", zap.String("data_dir", dir), zap.Bool("encrypted", len(key) > 0))
+	return &sharedState{DB: db, Dir: dir, logger: logger, keyID: encryptionKeyID(key), services: map[string]any{}}, nil
 }
 
 // badgerOptions are the database settings, defined once in

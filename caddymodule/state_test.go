@@ -2,6 +2,7 @@ package caddymodule
 
 import (
 	"errors"
+	"strings"
 	"testing"
 
 	"github.com/dgraph-io/badger/v4"
@@ -26,11 +27,11 @@ func TestSharedStateAcrossLoads(t *testing.T) {
 	core, logs := observer.New(zap.DebugLevel)
 	logger := zap.New(core)
 
-	first, err := acquireState(dir, logger)
+	first, err := acquireState(dir, nil, logger)
 	if err != nil {
 		t.Fatal(err)
 	}
-	second, err := acquireState(dir, logger)
+	second, err := acquireState(dir, nil, logger)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -78,7 +79,7 @@ func TestSharedStateAcrossLoads(t *testing.T) {
 	}
 
 	// Reopening the same dir works (the lock was released) and keeps data.
-	third, err := acquireState(dir, logger)
+	third, err := acquireState(dir, nil, logger)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -103,7 +104,7 @@ func TestBadgerLoggerAdapter(t *testing.T) {
 // started (or has already stopped) still finds the open state.
 func TestCurrentFallsBackToPooledState(t *testing.T) {
 	dir := t.TempDir()
-	holder, err := acquireState(dir, zap.NewNop())
+	holder, err := acquireState(dir, nil, zap.NewNop())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -120,5 +121,33 @@ func TestCurrentFallsBackToPooledState(t *testing.T) {
 	}
 	if idle.current() != nil {
 		t.Fatal("current() returned a closed state")
+	}
+}
+
+// A config whose encryption key differs from the one the open data dir
+// was opened with is refused (the key of an open database cannot change),
+// and the running config keeps its state.
+func TestAcquireStateRefusesAnotherEncryptionKey(t *testing.T) {
+	dir := t.TempDir()
+	key := []byte("0123456789abcdef0123456789abcdef")
+	held, err := acquireState(dir, key, zap.NewNop())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = releaseState(dir) })
+	for name, other := range map[string][]byte{"no key": nil, "another key": []byte("fedcba9876543210fedcba9876543210")} {
+		if _, err := acquireState(dir, other, zap.NewNop()); err == nil || !strings.Contains(err.Error(), "encryption_key") {
+			t.Errorf("%s while the dir is open with a key: %v, want a refusal naming encryption_key", name, err)
+		}
+	}
+	if err := held.DB.Update(func(txn *badger.Txn) error { return txn.Set([]byte("k"), []byte("v")) }); err != nil {
+		t.Fatalf("the running config lost its database: %v", err)
+	}
+	again, err := acquireState(dir, key, zap.NewNop())
+	if err != nil || again != held {
+		t.Fatalf("the same key again: %v", err)
+	}
+	if err := releaseState(dir); err != nil {
+		t.Fatal(err)
 	}
 }

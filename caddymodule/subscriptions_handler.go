@@ -44,13 +44,19 @@ const (
 // /api/fulfilment/v4/subscriptions/{id}; every other path goes to the next
 // handler. It must run behind the fulfilment_auth Bearer guard, which names
 // the partner; a request without a partner answers 401. Subscriptions are
-// kept by the fulfilment app's webhook service. It has no options.
+// kept by the fulfilment app's webhook service.
 //
 //	POST   .../subscriptions       {"notificationUrl","event"} → 201 + Location (200 if it exists)
 //	GET    .../subscriptions       → 200 {"subscriptions":[...]} (the caller's only)
 //	GET    .../subscriptions/{id}  → 200 subscription, 404 if not the caller's
 //	DELETE .../subscriptions/{id}  → 204, 404 if not the caller's
+//
+// A POST body not received within ReadTimeout answers 408.
 type SubscriptionsHandler struct {
+	// ReadTimeout bounds the wait for a request body, counted from the end
+	// of the headers: 408 after it. Default 10s.
+	ReadTimeout caddy.Duration `json:"read_timeout,omitempty"`
+
 	app    *App
 	logger *zap.Logger
 }
@@ -66,6 +72,9 @@ func (*SubscriptionsHandler) CaddyModule() caddy.ModuleInfo {
 // Provision finds the fulfilment app.
 func (h *SubscriptionsHandler) Provision(ctx caddy.Context) error {
 	h.logger = ctx.Logger()
+	if err := checkReadTimeout(h.ReadTimeout); err != nil {
+		return err
+	}
 	var err error
 	h.app, err = fulfilmentApp(ctx)
 	return err
@@ -155,7 +164,7 @@ func (h *SubscriptionsHandler) ServeHTTP(w http.ResponseWriter, r *http.Request,
 
 // create handles POST of the collection.
 func (h *SubscriptionsHandler) create(w http.ResponseWriter, r *http.Request, store *webhooks.SubscriptionStore, partner string) {
-	req, p := decodeSubscriptionRequest(w, r)
+	req, p := decodeSubscriptionRequest(w, r, time.Duration(h.ReadTimeout), h.logger)
 	if p != nil {
 		writeProblemBody(w, *p)
 		return
@@ -210,7 +219,7 @@ type subscriptionRequest struct{ url, event string }
 // decodeSubscriptionRequest checks the content type and size of a POST and
 // decodes its JSON strictly. Values (URL form, event name, SSRF) are checked
 // by the subscription store. A non-nil problem is the answer.
-func decodeSubscriptionRequest(w http.ResponseWriter, r *http.Request) (subscriptionRequest, *problem) {
+func decodeSubscriptionRequest(w http.ResponseWriter, r *http.Request, timeout time.Duration, logger *zap.Logger) (subscriptionRequest, *problem) {
 	invalid := func(field, detail string) *problem {
 		return &problem{Type: problemTypeBase + "invalid-request", Title: http.StatusText(http.StatusBadRequest),
 			Status: http.StatusBadRequest, Detail: detail, Field: field}
@@ -224,15 +233,14 @@ func decodeSubscriptionRequest(w http.ResponseWriter, r *http.Request) (subscrip
 	}
 	tooLarge := &problem{Type: problemTypeBase + "payload-too-large", Title: http.StatusText(http.StatusRequestEntityTooLarge),
 		Status: http.StatusRequestEntityTooLarge, Detail: "the request body is larger than " + strconv.Itoa(maxSubscriptionBody) + " bytes"}
-	if r.ContentLength > maxSubscriptionBody {
+	body, err := readBody(w, r, maxSubscriptionBody, timeout, logger)
+	switch {
+	case errors.Is(err, errBodyTooLarge):
 		return subscriptionRequest{}, tooLarge
-	}
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxSubscriptionBody))
-	if err != nil {
-		var mbe *http.MaxBytesError
-		if errors.As(err, &mbe) {
-			return subscriptionRequest{}, tooLarge
-		}
+	case errors.Is(err, errBodyTimeout):
+		return subscriptionRequest{}, &problem{Type: problemTypeBase + "request-timeout", Title: http.StatusText(http.StatusRequestTimeout),
+			Status: http.StatusRequestTimeout, Detail: "the request body did not arrive in time"}
+	case err != nil:
 		return subscriptionRequest{}, invalid("", "reading the request body: "+err.Error())
 	}
 
@@ -275,23 +283,32 @@ func decodeSubscriptionRequest(w http.ResponseWriter, r *http.Request) (subscrip
 	return subscriptionRequest{url: out[0], event: out[1]}, nil
 }
 
-// parseSubscriptionsDirective parses the directive, which takes no
-// arguments and no block:
+// parseSubscriptionsDirective parses the directive:
 //
-//	fulfilment_subscriptions
+//	fulfilment_subscriptions {
+//		read_timeout <duration>   # wait for a POST body; default 10s
+//	}
 func parseSubscriptionsDirective(h httpcaddyfile.Helper) (caddyhttp.MiddlewareHandler, error) {
 	s := new(SubscriptionsHandler)
 	return s, s.UnmarshalCaddyfile(h.Dispenser)
 }
 
-// UnmarshalCaddyfile parses "fulfilment_subscriptions" (no options).
+// UnmarshalCaddyfile parses "fulfilment_subscriptions" (syntax above).
 func (s *SubscriptionsHandler) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 	d.Next() // consume directive name
 	if d.NextArg() {
 		return d.ArgErr()
 	}
-	if d.NextBlock(0) {
-		return d.Errf("fulfilment_subscriptions takes no options, got %q", d.Val())
+	for d.NextBlock(0) {
+		switch d.Val() {
+		case "read_timeout":
+			var err error
+			if s.ReadTimeout, err = parseReadTimeout(d, s.ReadTimeout); err != nil {
+				return err
+			}
+		default:
+			return d.Errf("unknown fulfilment_subscriptions option %q", d.Val())
+		}
 	}
 	return nil
 }

@@ -320,7 +320,11 @@ func TestSubscriptionsDirective(t *testing.T) {
 	for _, tt := range []struct{ in, err string }{
 		{"fulfilment_subscriptions", ""},
 		{"fulfilment_subscriptions x", "wrong argument count"},
-		{"fulfilment_subscriptions {\n base /x\n}", "takes no options"},
+		{"fulfilment_subscriptions {\n base /x\n}", "unknown fulfilment_subscriptions option"},
+		{"fulfilment_subscriptions {\n read_timeout 5s\n}", ""},
+		{"fulfilment_subscriptions {\n read_timeout 5s\n read_timeout 6s\n}", "given twice"},
+		{"fulfilment_subscriptions {\n read_timeout soon\n}", "read_timeout"},
+		{"fulfilment_subscriptions {\n read_timeout 11m\n}", "read_timeout"},
 	} {
 		var h SubscriptionsHandler
 		err := h.UnmarshalCaddyfile(caddyfile.NewTestDispenser(tt.in))

@@ -2,10 +2,10 @@ package caddymodule
 
 import (
 	"errors"
-	"io"
 	"net"
 	"net/http"
 	"strconv"
+	"time"
 
 	"github.com/caddyserver/caddy/v2"
 	"github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
@@ -28,17 +28,26 @@ func init() {
 // It answers every request itself and never calls the next handler.
 //
 //	200 {"access_token","token_type":"Bearer","expires_in"}, Cache-Control: no-store
-//	400 invalid_request (both client authentication forms, no grant_type, bad body)
+//	400 invalid_request (both client authentication forms, two Authorization
+//	    headers, no grant_type, bad body)
 //	400 unsupported_grant_type
 //	401 invalid_client (+ WWW-Authenticate: Basic realm="fulfilment" for Basic)
-//	405 with Allow: POST; 413 for a body over 8 KiB
-//	429 slow_down with Retry-After, after too many failed attempts
+//	405 with Allow: POST; 413 for a body over 8 KiB; 408 for a body not
+//	    received within read_timeout
+//	429 invalid_client with Retry-After: a failed attempt after too many
+//	    failures for its client id or address (the right credentials are
+//	    never throttled)
 //	503 temporarily_unavailable while the fulfilment app is not running
 //
 // Partners and settings come from the fulfilment app's tokens block.
 type TokenHandler struct {
-	app    *App
-	logger *zap.Logger
+	// ReadTimeout bounds the wait for the request body, counted from the
+	// end of the headers: 408 after it. Default 10s.
+	ReadTimeout caddy.Duration `json:"read_timeout,omitempty"`
+
+	app         *App
+	logger      *zap.Logger
+	readTimeout time.Duration
 }
 
 // CaddyModule returns the Caddy module information.
@@ -52,6 +61,10 @@ func (*TokenHandler) CaddyModule() caddy.ModuleInfo {
 // Provision finds the fulfilment app.
 func (h *TokenHandler) Provision(ctx caddy.Context) error {
 	h.logger = ctx.Logger()
+	if err := checkReadTimeout(h.ReadTimeout); err != nil {
+		return err
+	}
+	h.readTimeout = bodyReadTimeout(h.ReadTimeout, defaultBodyReadTimeout)
 	var err error
 	h.app, err = fulfilmentApp(ctx)
 	return err
@@ -93,53 +106,42 @@ func (h *TokenHandler) ServeHTTP(w http.ResponseWriter, r *http.Request, _ caddy
 		writeOAuthError(w, http.StatusMethodNotAllowed, "invalid_request", "the token endpoint accepts only POST")
 		return nil
 	}
-	if r.ContentLength > tokens.MaxTokenRequestBody {
-		writeOAuthError(w, http.StatusRequestEntityTooLarge, "invalid_request", "the request body is larger than 8 KiB")
+	if len(r.Header.Values("Authorization")) > 1 {
+		// Which one would count is a guess every other party (a proxy, a
+		// log, the guard) may make differently: refuse, as the guard does.
+		writeOAuthError(w, http.StatusBadRequest, "invalid_request", "send at most one Authorization header")
 		return nil
 	}
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, tokens.MaxTokenRequestBody))
-	if err != nil {
-		var tooBig *http.MaxBytesError
-		if errors.As(err, &tooBig) {
-			writeOAuthError(w, http.StatusRequestEntityTooLarge, "invalid_request", "the request body is larger than 8 KiB")
-			return nil
-		}
+	body, err := readBody(w, r, tokens.MaxTokenRequestBody, h.readTimeout, h.logger)
+	switch {
+	case errors.Is(err, errBodyTooLarge):
+		writeOAuthError(w, http.StatusRequestEntityTooLarge, "invalid_request", "the request body is larger than 8 KiB")
+		return nil
+	case errors.Is(err, errBodyTimeout):
+		writeOAuthError(w, http.StatusRequestTimeout, "invalid_request", "the request body did not arrive in time")
+		return nil
+	case err != nil:
 		writeOAuthError(w, http.StatusBadRequest, "invalid_request", "the request body could not be read")
 		return nil
 	}
 
 	req, rerr := tokens.ParseTokenRequest(r.Header.Get("Authorization"), r.Header.Get("Content-Type"), body)
-	clientID := req.ClientID
-	if rerr != nil {
-		clientID = rerr.ClientID
-	}
-	addr := clientAddr(r)
-	th := svc.Throttle()
-	if wait := th.Check(clientID, addr); wait > 0 {
-		w.Header().Set("Retry-After", strconv.Itoa(tokens.RetryAfterSeconds(wait)))
-		writeOAuthError(w, http.StatusTooManyRequests, "slow_down", "too many failed attempts; retry after the time in Retry-After")
-		h.logFailure("token request throttled", clientID, addr)
-		return nil
-	}
-	if rerr != nil {
-		if rerr.Status == http.StatusUnauthorized {
-			th.Fail(clientID, addr)
-			h.logFailure("token request without valid client credentials", clientID, addr)
-		}
-		if rerr.Challenge {
-			w.Header().Set("WWW-Authenticate", `Basic realm="fulfilment"`)
-		}
+	if rerr != nil && rerr.Status != http.StatusUnauthorized {
 		writeOAuthError(w, rerr.Status, rerr.Code, rerr.Description)
 		return nil
 	}
-	client, ok := svc.Authenticate(req.ClientID, req.ClientSecret)
+	client, ok := tokens.Client{}, false
+	if rerr == nil {
+		client, ok = svc.Authenticate(req.ClientID, req.ClientSecret)
+	}
 	if !ok {
-		th.Fail(req.ClientID, addr)
-		h.logFailure("client authentication failed", req.ClientID, addr)
-		if req.Basic {
-			w.Header().Set("WWW-Authenticate", `Basic realm="fulfilment"`)
+		// Only a failure is throttled: the right credentials always get
+		// their token, however many failures others made in their name.
+		clientID, basic := req.ClientID, req.Basic
+		if rerr != nil {
+			clientID, basic = rerr.ClientID, rerr.Challenge
 		}
-		writeOAuthError(w, http.StatusUnauthorized, "invalid_client", "client authentication failed")
+		h.refuseClient(w, r, svc.Throttle(), clientID, basic)
 		return nil
 	}
 	tok, err := svc.Token(client)
@@ -155,6 +157,27 @@ func (h *TokenHandler) ServeHTTP(w http.ResponseWriter, r *http.Request, _ caddy
 	}
 	writeTokenJSON(w, http.StatusOK, tokenResponse{AccessToken: tok.AccessToken, TokenType: "Bearer", ExpiresIn: tok.ExpiresIn})
 	return nil
+}
+
+// refuseClient answers a failed client authentication: 401 invalid_client
+// (with the Basic challenge when the client used Basic), or 429 with
+// Retry-After once the client id or the address is over its failure
+// limit. The 429 body is the same invalid_client error: the attempt failed,
+// and RFC 6749 §5.2 has no code of its own for "too many".
+func (h *TokenHandler) refuseClient(w http.ResponseWriter, r *http.Request, th *tokens.Throttle, clientID string, basic bool) {
+	addr := clientAddr(r)
+	if wait := th.Failed(clientID, addr); wait > 0 {
+		h.logFailure("token request throttled", clientID, addr)
+		w.Header().Set("Retry-After", strconv.Itoa(tokens.RetryAfterSeconds(wait)))
+		writeOAuthError(w, http.StatusTooManyRequests, "invalid_client",
+			"too many failed attempts; retry after the number of seconds in Retry-After")
+		return
+	}
+	h.logFailure("client authentication failed", clientID, addr)
+	if basic {
+		w.Header().Set("WWW-Authenticate", `Basic realm="fulfilment"`)
+	}
+	writeOAuthError(w, http.StatusUnauthorized, "invalid_client", "client authentication failed")
 }
 
 // logFailure logs a refused token request: client id and address only,
@@ -180,20 +203,31 @@ func clientAddr(r *http.Request) string {
 
 // parseTokenHandler parses the directive:
 //
-//	fulfilment_token
+//	fulfilment_token [<matcher>] {
+//		read_timeout <duration>   # wait for the request body; default 10s
+//	}
 func parseTokenHandler(h httpcaddyfile.Helper) (caddyhttp.MiddlewareHandler, error) {
 	th := new(TokenHandler)
 	return th, th.UnmarshalCaddyfile(h.Dispenser)
 }
 
-// UnmarshalCaddyfile parses `fulfilment_token` (no arguments, no block).
+// UnmarshalCaddyfile parses `fulfilment_token` (syntax above). Token
+// settings and partners are configured in the fulfilment global option.
 func (h *TokenHandler) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 	d.Next()
 	if d.NextArg() {
 		return d.ArgErr()
 	}
-	if d.NextBlock(0) {
-		return d.Errf("fulfilment_token takes no options; configure tokens in the fulfilment global option")
+	for d.NextBlock(0) {
+		switch d.Val() {
+		case "read_timeout":
+			var err error
+			if h.ReadTimeout, err = parseReadTimeout(d, h.ReadTimeout); err != nil {
+				return err
+			}
+		default:
+			return d.Errf("unknown fulfilment_token option %q (tokens are configured in the fulfilment global option)", d.Val())
+		}
 	}
 	return nil
 }

@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/http/httptest"
 	"net/url"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -151,28 +152,97 @@ func TestTokenEndpointErrors(t *testing.T) {
 	wantOAuthError(t, c.send("POST", "10.0.0.4", nil), 401, "invalid_client")
 }
 
-func TestTokenEndpointThrottle(t *testing.T) {
+// wantThrottled checks a 429: Retry-After in whole seconds and the
+// standard invalid_client error body.
+func wantThrottled(t testing.TB, w *httptest.ResponseRecorder) {
+	t.Helper()
+	wantOAuthError(t, w, 429, "invalid_client")
+	if ra, err := strconv.Atoi(w.Header().Get("Retry-After")); err != nil || ra < 1 {
+		t.Fatalf("429 with Retry-After %q, want a positive number of seconds", w.Header().Get("Retry-After"))
+	}
+}
+
+func TestTokenEndpointThrottlesFailuresPerClientID(t *testing.T) {
 	cfg := testTokensConfig()
-	cfg.Throttle = &ThrottleConfig{ClientFailures: 3, AddressFailures: 5}
+	cfg.Throttle = &ThrottleConfig{ClientFailures: 3, AddressFailures: 100}
 	a := startTokensApp(t, cfg)
 	c := newTokenClient(t, a)
-	for i := 0; i < 3; i++ {
+	for i := range 3 {
 		wantOAuthError(t, c.send("POST", fmt.Sprint("10.1.0.", i), nil, "Authorization", basicAuth(tAcmeID, "wrong-"+fmt.Sprint(i))), 401, "invalid_client")
 	}
-	// The client id is now throttled, even with the right secret, from anywhere.
-	w := c.send("POST", "10.1.0.99", nil, "Authorization", basicAuth(tAcmeID, tAcmeSecret))
-	wantOAuthError(t, w, 429, "slow_down")
-	if ra := w.Header().Get("Retry-After"); ra == "" || ra == "0" {
-		t.Fatalf("429 without Retry-After: %q", ra)
+	wantThrottled(t, c.send("POST", "10.1.0.98", nil, "Authorization", basicAuth(tAcmeID, "wrong-again")))
+	// The same body for a form request: 429 tells nothing the 401 did not.
+	wantThrottled(t, c.send("POST", "10.1.0.98", formBody("grant_type", "client_credentials", "client_id", tAcmeID, "client_secret", "wrong"), "Content-Type", formType))
+}
+
+// Failures in a client's name never lock the client out: the right secret
+// gets its token while wrong ones answer 429.
+func TestTokenEndpointRightSecretPassesTheClientThrottle(t *testing.T) {
+	cfg := testTokensConfig()
+	cfg.Throttle = &ThrottleConfig{ClientFailures: 3, AddressFailures: 100}
+	a := startTokensApp(t, cfg)
+	c := newTokenClient(t, a)
+	for i := range 4 {
+		c.send("POST", "10.1.0.1", nil, "Authorization", basicAuth(tAcmeID, "wrong-"+fmt.Sprint(i)))
 	}
-	// Another client is not.
-	decodeTokenAnswer(t, c.send("POST", "10.1.0.99", nil, "Authorization", basicAuth(tGlobexID, tGlobexSecret)))
-	// One address guessing client ids is throttled by address.
-	for i := 0; i < 5; i++ {
+	wantThrottled(t, c.send("POST", "10.1.0.1", nil, "Authorization", basicAuth(tAcmeID, "wrong-5")))
+	decodeTokenAnswer(t, c.send("POST", "10.1.0.1", nil, "Authorization", basicAuth(tAcmeID, tAcmeSecret)))
+	decodeTokenAnswer(t, c.send("POST", "10.1.0.2", formBody("grant_type", "client_credentials", "client_id", tAcmeID, "client_secret", tAcmeSecret), "Content-Type", formType))
+}
+
+// Everyone behind one address (a NAT, a load balancer) keeps working while
+// that address is throttled for guessing client ids.
+func TestTokenEndpointRightSecretPassesTheAddressThrottle(t *testing.T) {
+	cfg := testTokensConfig()
+	cfg.Throttle = &ThrottleConfig{ClientFailures: 100, AddressFailures: 5}
+	a := startTokensApp(t, cfg)
+	c := newTokenClient(t, a)
+	for i := range 5 {
 		wantOAuthError(t, c.send("POST", "10.2.0.1", nil, "Authorization", basicAuth(fmt.Sprint("guess-", i), "x")), 401, "invalid_client")
 	}
-	wantOAuthError(t, c.send("POST", "10.2.0.1", nil, "Authorization", basicAuth(tGlobexID, tGlobexSecret)), 429, "slow_down")
-	decodeTokenAnswer(t, c.send("POST", "10.2.0.2", nil, "Authorization", basicAuth(tGlobexID, tGlobexSecret)))
+	wantThrottled(t, c.send("POST", "10.2.0.1", nil, "Authorization", basicAuth("guess-5", "x")))
+	wantThrottled(t, c.send("POST", "10.2.0.1", nil, "Authorization", basicAuth(tGlobexID, "wrong")))
+	decodeTokenAnswer(t, c.send("POST", "10.2.0.1", nil, "Authorization", basicAuth(tGlobexID, tGlobexSecret)))
+}
+
+// Addresses of one IPv6 /64 share one failure budget.
+func TestTokenEndpointThrottlesIPv6PerSlash64(t *testing.T) {
+	cfg := testTokensConfig()
+	cfg.Throttle = &ThrottleConfig{ClientFailures: 100, AddressFailures: 3}
+	a := startTokensApp(t, cfg)
+	c := newTokenClient(t, a)
+	for i := range 3 {
+		wantOAuthError(t, c.send("POST", fmt.Sprintf("2001:db8:5:6::%x", i+1), nil, "Authorization", basicAuth(fmt.Sprint("guess-", i), "x")), 401, "invalid_client")
+	}
+	wantThrottled(t, c.send("POST", "2001:db8:5:6:ffff::9", nil, "Authorization", basicAuth("guess-9", "x")))
+	wantOAuthError(t, c.send("POST", "2001:db8:5:7::1", nil, "Authorization", basicAuth("guess-10", "x")), 401, "invalid_client")
+}
+
+// Requests that are malformed (400) are answered as such and not counted.
+func TestTokenEndpointDoesNotCountMalformedRequests(t *testing.T) {
+	cfg := testTokensConfig()
+	cfg.Throttle = &ThrottleConfig{ClientFailures: 100, AddressFailures: 2}
+	a := startTokensApp(t, cfg)
+	c := newTokenClient(t, a)
+	for range 5 {
+		wantOAuthError(t, c.send("POST", "10.4.0.1", formBody("grant_type", "password", "client_id", tAcmeID, "client_secret", "x"), "Content-Type", formType), 400, "unsupported_grant_type")
+	}
+	wantOAuthError(t, c.send("POST", "10.4.0.1", nil, "Authorization", basicAuth("nobody", "x")), 401, "invalid_client")
+}
+
+// Two Authorization headers are refused (the guard refuses them too), not
+// decided by whichever comes first.
+func TestTokenEndpointRefusesTwoAuthorizationHeaders(t *testing.T) {
+	a := startTokensApp(t, testTokensConfig())
+	c := newTokenClient(t, a)
+	r := httptest.NewRequest("POST", "/api/auth/token", nil)
+	r.Header.Add("Authorization", basicAuth(tAcmeID, tAcmeSecret))
+	r.Header.Add("Authorization", basicAuth(tGlobexID, tGlobexSecret))
+	w := httptest.NewRecorder()
+	if err := c.h.ServeHTTP(w, r, nil); err != nil {
+		t.Fatal(err)
+	}
+	wantOAuthError(t, w, 400, "invalid_request")
 }
 
 // No log line, at any level, ever carries a client secret or a token.

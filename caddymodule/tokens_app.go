@@ -88,8 +88,10 @@ type PartnerConfig struct {
 	Clients []ClientConfig `json:"clients,omitempty"`
 }
 
-// ClientConfig is a static client: Secret (at least 32 characters) or
-// SecretSHA256 (hex SHA-256 of the secret), not both.
+// ClientConfig is a static client: Secret (random: at least 32 characters
+// and 128 bits by tokens.SecretStrength, else refused at start-up) or
+// SecretSHA256 (hex SHA-256 of the secret, which cannot be checked and is
+// only as strong as the secret: use it for random secrets only), not both.
 type ClientConfig struct {
 	ID           string `json:"id"`
 	Secret       string `json:"secret,omitempty"`

@@ -20,9 +20,9 @@ import (
 // Demo credentials of the unit tests (never used outside tests).
 const (
 	tAcmeID       = "acme-test-client"
-	tAcmeSecret   = "acme-test-secret-0123456789abcdefghijklmnop"
+	tAcmeSecret   = "acme-test-secret-dhSU5KMB7ZvpCURxnF3qm8Xj4RhBV5cH2vCGL2hB-q4"
 	tGlobexID     = "globex-test-client"
-	tGlobexSecret = "globex-test-secret-0123456789abcdefghijklmno"
+	tGlobexSecret = "globex-test-secret-f7f612IgL4nYt82Hd2EdMoLQsiqB5qAvY9e6aj1uBmM"
 	tSeedB64      = "AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8=" // 32-byte Ed25519 seed 0..31
 )
 

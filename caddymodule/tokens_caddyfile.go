@@ -29,8 +29,11 @@ import (
 //			consolidation                  # a consolidation partner (default: not)
 //			webhook_key <key>              # at least 32 bytes; use {env.*}. Default:
 //			                               # generated, kept in the data dir, rotatable
-//			client <id> <secret>           # repeatable; secret of at least 32 characters
-//			client <id> sha256:<hex>       # or the hex SHA-256 of the secret
+//			client <id> <secret>           # repeatable; a random secret (at least 32
+//			                               # characters, 128 bits by the gateway's
+//			                               # estimate): `caddy fulfilment secret`
+//			client <id> sha256:<hex>       # or the hex SHA-256 of a random secret (only
+//			                               # as strong as the secret; not checked)
 //		}
 //	}
 func (c *TokensConfig) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {

@@ -30,7 +30,7 @@ func TestTokensCaddyfile(t *testing.T) {
 		partner p1 {
 			consolidation
 			webhook_key wk-0123456789abcdef0123456789abcdef
-			client c1 secret-0123456789abcdef0123456789abcdef
+			client c1 secret-WO6UTy5e3jjBP9QaZRWomH8NAcr0WHD1-oZ8VvFmebc
 			client c2 sha256:abcd
 		}
 		partner p2 {

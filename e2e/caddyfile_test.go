@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -64,5 +65,28 @@ func TestRepoCaddyfileAdaptsAndIsFormatted(t *testing.T) {
 		if strings.HasPrefix(line, "- ") || strings.HasPrefix(line, "+ ") {
 			t.Errorf("caddy fmt --diff: %s", line)
 		}
+	}
+}
+
+// A static client secret typed by hand (the demo's former secret, 42
+// characters of words and runs) is refused when the configuration is
+// checked, with a message naming the client and how to make a random one.
+func TestWeakStaticSecretIsRefused(t *testing.T) {
+	t.Parallel()
+	cf := repoCaddyfile(t)
+	if !strings.Contains(cf, demoAcmeSecret) {
+		t.Fatal("the demo Caddyfile no longer holds the demo secret")
+	}
+	path := filepath.Join(t.TempDir(), "Caddyfile")
+	weak := strings.Replace(cf, demoAcmeSecret, "DEMO-ONLY-acme-secret-0123456789abcdefghij", 1)
+	if err := os.WriteFile(path, []byte(weak), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	_, stderr, err := runBin(t, "validate", "--config", path, "--adapter", "caddyfile")
+	if err == nil {
+		t.Fatal("caddy validate accepted a patterned static client secret")
+	}
+	if !contains(stderr, "acme-demo-client", "too predictable", "caddy fulfilment secret") {
+		t.Errorf("caddy validate's message does not name the client and the remedy:\n%s", stderr)
 	}
 }

@@ -19,8 +19,8 @@ import (
 const (
 	feedKeyCons   = "cons-webhook-key-0123456789abcdefghij"
 	feedKeyPlain  = "plain-webhook-key-0123456789abcdefghi"
-	feedSecret    = "client-secret-0123456789abcdefghijklmn"
-	feedIngestKey = "ingest-secret-0123456789abcdef"
+	feedSecret    = "client-secret-8zAUTu8fAnFen-K11iDy5MtqZwUOPqLbdoJ06nHd6jo"
+	feedIngestKey = "ingest-Ire2Jld7Pg7EREXaqqLtq9N2NcQRVR8a3yj-wlRXlO0"
 )
 
 // feedCaddyfile is a gateway with the token endpoint, the Bearer guard and

@@ -25,7 +25,7 @@ import (
 const (
 	globexPartner      = "partner-globex"
 	globexClientID     = "globex-demo-client"
-	globexClientSecret = "DEMO-ONLY-globex-secret-0123456789abcdefghi"
+	globexClientSecret = "DEMO-ONLY-globex-secret-4w1eIA478L377qc0j2QVEXs3zmP8NVzk1NhdiRVTfFc"
 )
 
 // basicAuth is the value of an Authorization Basic header for id:secret.

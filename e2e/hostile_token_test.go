@@ -1,8 +1,11 @@
 package e2e
 
 import (
+	"crypto/ed25519"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"net/url"
@@ -10,6 +13,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/golang-jwt/jwt/v5"
 )
 
 // oauthError asserts an RFC 6749 §5.2 error answer: status, JSON with the
@@ -164,10 +169,12 @@ func TestHostileTokenSlowBody(t *testing.T) {
 	g.stillHealthy(t, hostileToken(t, g.Base, globexClientID, globexClientSecret))
 }
 
-// Brute force: wrong secrets for one client id end in 429 with Retry-After,
-// and then the right secret is refused too until the window passes.
-// Rotating X-Forwarded-For and friends does not escape the per-address
-// throttle. No secret, right or wrong, reaches the logs.
+// Brute force: wrong secrets for one client id end in 429 with Retry-After
+// and the standard invalid_client body. Rotating X-Forwarded-For and
+// friends does not escape the per-address throttle. The throttle refuses
+// only failures: the right secret (fetched by the real OAuth 2.0 client)
+// still gets its token, for the attacked client and for everyone behind
+// the throttled address. No secret, right or wrong, reaches the logs.
 func TestHostileTokenBruteForce(t *testing.T) {
 	t.Parallel()
 	g := startRepoGateway(t, repoCaddyfile(t))
@@ -180,7 +187,7 @@ func TestHostileTokenBruteForce(t *testing.T) {
 		status, h, body := do(t, http.MethodPost, ep, nil, "Authorization", basicAuth(demoClientID, secret))
 		if status == http.StatusTooManyRequests {
 			throttled = i
-			oauthError(t, "throttled guess", status, h, body, 429, "slow_down")
+			oauthError(t, "throttled guess", status, h, body, 429, "invalid_client")
 			if s, err := strconv.Atoi(h.Get("Retry-After")); err != nil || s < 1 || s > 60 {
 				t.Errorf("Retry-After %q, want 1..60 seconds", h.Get("Retry-After"))
 			}
@@ -191,14 +198,9 @@ func TestHostileTokenBruteForce(t *testing.T) {
 	if throttled != 10 {
 		t.Fatalf("the 429 came after %d failures, want after the default 10", throttled)
 	}
-	// Throttled means throttled: the right secret gets 429 too (no oracle).
-	status, h, body := do(t, http.MethodPost, ep, nil, "Authorization", basicAuth(demoClientID, demoClientSecret))
-	if status != http.StatusTooManyRequests || h.Get("Retry-After") == "" || strings.Contains(string(body), "access_token") {
-		t.Errorf("right secret while throttled: %d %s, want 429", status, body)
-	}
-	// Another client from the same address is not yet affected.
-	if status, _, body := do(t, http.MethodPost, ep, nil, "Authorization", basicAuth(globexClientID, globexClientSecret)); status != http.StatusOK {
-		t.Errorf("globex while acme is throttled: %d %s", status, body)
+	// The attacked client is not locked out.
+	if _, err := oauthToken(g.Base, demoClientID, demoClientSecret); err != nil {
+		t.Errorf("the right secret while its client id is throttled: %v, want a token", err)
 	}
 	// Spray unknown client ids with spoofed forwarding headers: the address
 	// throttle (default 30 failures) still applies to the real peer address.
@@ -218,10 +220,77 @@ func TestHostileTokenBruteForce(t *testing.T) {
 	if sprayed < 0 || sprayed > 25 {
 		t.Errorf("the address throttle answered 429 at spray request %d, want within the 30-failure budget (11 used)", sprayed)
 	}
-	status, h, _ = do(t, http.MethodPost, ep, nil, "Authorization", basicAuth(globexClientID, globexClientSecret), "X-Forwarded-For", "10.200.0.1")
-	if status != http.StatusTooManyRequests || h.Get("Retry-After") == "" {
-		t.Errorf("globex from the throttled address: %d, want 429 with Retry-After", status)
+	status, h, body := do(t, http.MethodPost, ep, nil, "Authorization", basicAuth(globexClientID, "wrong"), "X-Forwarded-For", "10.200.0.1")
+	oauthError(t, "a wrong globex secret from the throttled address", status, h, body, 429, "invalid_client")
+	if h.Get("Retry-After") == "" {
+		t.Error("429 without Retry-After")
+	}
+	// Everyone else behind that address (a NAT, a load balancer) still
+	// gets tokens.
+	if _, err := oauthToken(g.Base, globexClientID, globexClientSecret); err != nil {
+		t.Errorf("globex's right secret from the throttled address: %v, want a token", err)
 	}
 	g.noPanic(t)
 	g.notInLogs(t, append(wrong, demoClientSecret, globexClientSecret)...)
+}
+
+// Two Authorization headers on the token endpoint answer 400
+// invalid_request, as the Bearer guard refuses them: no token is issued on
+// whichever header a proxy or the gateway happens to read first.
+func TestHostileTokenTwoAuthorizationHeaders(t *testing.T) {
+	t.Parallel()
+	g := startRepoGateway(t, repoCaddyfile(t))
+	for _, order := range [][2]string{{demoClientID, globexClientID}, {globexClientID, demoClientID}} {
+		secrets := map[string]string{demoClientID: demoClientSecret, globexClientID: globexClientSecret}
+		req, err := http.NewRequest(http.MethodPost, g.Base+"/api/auth/token", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header.Add("Authorization", basicAuth(order[0], secrets[order[0]]))
+		req.Header.Add("Authorization", basicAuth(order[1], secrets[order[1]]))
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		oauthError(t, "two Authorization headers, "+order[0]+" first", resp.StatusCode, resp.Header, body, 400, "invalid_request")
+	}
+	g.noPanic(t)
+}
+
+// A token signed with the gateway's own (here: configured, so leakable)
+// key but living longer than the gateway issues tokens for is refused
+// with 401: a leaked key cannot mint a ten-year token. The same claims
+// with the configured lifetime are accepted, so the refusal is about the
+// lifetime alone.
+func TestHostileTokenLongerThanTheLifetime(t *testing.T) {
+	t.Parallel()
+	g := newRepoGateway(t, keyedCaddyfile(t))
+	g.Env = append(g.Env, "FULFILGATE_SIGNING_KEY="+e2eSeed)
+	g.run(t)
+	genuine := strings.TrimPrefix(tokensDemoBearer(t, g.Base)[1], "Bearer ")
+	seed, _ := base64.StdEncoding.DecodeString(e2eSeed)
+	key := ed25519.NewKeyFromSeed(seed)
+	sign := func(lifetime time.Duration) string {
+		claims := decodeClaims(t, genuine)
+		iat := time.Now().Add(-time.Minute)
+		claims["iat"], claims["exp"], claims["jti"] = iat.Unix(), iat.Add(lifetime).Unix(), "e2e-"+lifetime.String()
+		tk := jwt.NewWithClaims(jwt.SigningMethodEdDSA, claims)
+		tk.Header["typ"], tk.Header["kid"] = "at+jwt", "e2e-1"
+		s, err := tk.SignedString(key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	ep := g.Base + "/api/fulfilment/v4/shipments"
+	if status, _, body := do(t, http.MethodGet, ep, nil, "Authorization", "Bearer "+sign(time.Hour)); status != http.StatusOK {
+		t.Fatalf("a self-signed token of the configured lifetime: %d %s, want 200 (the test's signing is wrong)", status, body)
+	}
+	status, h, body := do(t, http.MethodGet, ep, nil, "Authorization", "Bearer "+sign(10*365*24*time.Hour))
+	if status != http.StatusUnauthorized || !strings.Contains(h.Get("WWW-Authenticate"), `error="invalid_token"`) {
+		t.Errorf("a ten-year token signed with the gateway's key: %d %s, want 401 invalid_token", status, body)
+	}
+	g.noPanic(t)
 }

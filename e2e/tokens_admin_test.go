@@ -160,3 +160,47 @@ func TestTokensPartnerManagementCLI(t *testing.T) {
 		t.Fatalf("added client after restart: %v", err)
 	}
 }
+
+// Disabling a client and enabling it again does not bring its old token
+// back: the token fetched before the disable stays refused (401), also
+// across a restart; a token fetched after enabling works.
+func TestTokensReenabledClientKeepsOldTokensRevoked(t *testing.T) {
+	t.Parallel()
+	g := startRepoGateway(t, repoCaddyfile(t))
+	var created struct {
+		ClientID     string `json:"client_id"`
+		ClientSecret string `json:"client_secret"`
+	}
+	cliJSON(t, g, &created, "partner", "create", "partner-hooli")
+	before, err := tokenFor(t, g, created.ClientID, created.ClientSecret)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := shipmentsStatus(t, g, before); s != http.StatusOK {
+		t.Fatalf("the new client's token: %d, want 200", s)
+	}
+	cliJSON(t, g, nil, "partner", "disable-client", "partner-hooli", created.ClientID)
+	cliJSON(t, g, nil, "partner", "enable-client", "partner-hooli", created.ClientID)
+	if s := shipmentsStatus(t, g, before); s != http.StatusUnauthorized {
+		t.Fatalf("a token of before the disable, after enabling again: %d, want 401", s)
+	}
+	after, err := tokenFor(t, g, created.ClientID, created.ClientSecret)
+	if err != nil {
+		t.Fatalf("token after enabling again: %v", err)
+	}
+	if after == before {
+		t.Fatal("the token of before the disable was handed out again")
+	}
+	if s := shipmentsStatus(t, g, after); s != http.StatusOK {
+		t.Fatalf("the token fetched after enabling again: %d, want 200", s)
+	}
+	g.Stop()
+	g.Restart()
+	waitHTTP(t, g.Base+"/")
+	if s := shipmentsStatus(t, g, before); s != http.StatusUnauthorized {
+		t.Fatalf("a token of before the disable, after a restart: %d, want 401", s)
+	}
+	if s := shipmentsStatus(t, g, after); s != http.StatusOK {
+		t.Fatalf("the token fetched after enabling again, after a restart: %d, want 200", s)
+	}
+}

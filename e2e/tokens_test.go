@@ -19,12 +19,18 @@ import (
 // The demo partners of the repository's Caddyfile (DEMO ONLY credentials).
 const (
 	demoAcmeID       = "acme-demo-client"
-	demoAcmeSecret   = "DEMO-ONLY-acme-secret-0123456789abcdefghij"
+	demoAcmeSecret   = "DEMO-ONLY-acme-secret-rMNA5Jesv37EyWG9Lx1nWAWS0NKeAS-VlNywJ555Zgk"
 	demoGlobexID     = "globex-demo-client"
-	demoGlobexSecret = "DEMO-ONLY-globex-secret-0123456789abcdefghi"
+	demoGlobexSecret = "DEMO-ONLY-globex-secret-4w1eIA478L377qc0j2QVEXs3zmP8NVzk1NhdiRVTfFc"
 	// e2eSeed is the Base64 Ed25519 seed the key-sharing tests configure.
 	e2eSeed = "ZTJlLXRlc3Qtc2VlZC0wMTIzNDU2Nzg5YWJjZGVmZ2g="
 )
+
+// oauthToken fetches a token with the real OAuth 2.0 client library.
+func oauthToken(base, id, secret string) (*oauth2.Token, error) {
+	cfg := clientcredentials.Config{ClientID: id, ClientSecret: secret, TokenURL: base + "/api/auth/token"}
+	return cfg.Token(context.Background())
+}
 
 // tokensDemoBearer fetches a token for the demo partner partner-acme from
 // the gateway at base and returns the Authorization header pair.
@@ -245,10 +251,11 @@ func TestTokensEndpointStatuses(t *testing.T) {
 			t.Fatalf("401 challenge %q", h.Get("WWW-Authenticate"))
 		}
 	}
-	h = check("throttled", 429, "slow_down", "POST", "", "Authorization", basic(demoAcmeID, demoAcmeSecret))
+	h = check("throttled", 429, "invalid_client", "POST", "", "Authorization", basic(demoAcmeID, wrong))
 	if h.Get("Retry-After") == "" {
 		t.Fatal("429 without Retry-After")
 	}
+	check("right secret while throttled", 200, "", "POST", "", "Authorization", basic(demoAcmeID, demoAcmeSecret))
 	if strings.Contains(g.Logs.String(), wrong) || strings.Contains(g.Logs.String(), demoAcmeSecret) {
 		t.Fatal("the gateway's log carries a client secret")
 	}

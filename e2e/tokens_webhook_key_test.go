@@ -15,7 +15,7 @@ import (
 )
 
 const (
-	wkSecret     = "keyless-client-secret-0123456789abcdef0123"
+	wkSecret     = "keyless-client-secret-e9d29cz3yLuEli5q3LnN9XmqozrDnq-BA4qKhgAh31w"
 	wkConfigured = "configured-webhook-key-0123456789abcdef0123"
 )
 

@@ -71,7 +71,7 @@ func (g *repoGateway) run(t testing.TB) {
 const (
 	demoPartner      = "partner-acme"
 	demoClientID     = "acme-demo-client"
-	demoClientSecret = "DEMO-ONLY-acme-secret-0123456789abcdefghij"
+	demoClientSecret = "DEMO-ONLY-acme-secret-rMNA5Jesv37EyWG9Lx1nWAWS0NKeAS-VlNywJ555Zgk"
 )
 
 // gatewayTokens caches one access token per gateway base URL.

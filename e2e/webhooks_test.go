@@ -19,9 +19,9 @@ import (
 // Partners of the webhook tests' gateways (static, from the Caddyfile).
 const (
 	whAcmeKey     = "acme-webhook-key-0123456789abcdef0123456789"
-	whAcmeSecret  = "acme-client-secret-0123456789abcdef012345"
+	whAcmeSecret  = "acme-client-secret-US40fyz4PxZm-txtT3oKqxsI6_1OEb7qGeMRO91uZT4"
 	whOtherKey    = "other-webhook-key-0123456789abcdef012345678"
-	whOtherSecret = "other-client-secret-0123456789abcdef01234"
+	whOtherSecret = "other-client-secret-mrQkQfs-XI0rkjltlhQ14YeRAfTWJ-P0TmmYmADCmh8"
 	whTimeout     = 30 * time.Second
 )
 

@@ -61,8 +61,8 @@ func newTestService(t testing.TB, cfg Config) (*Service, *fakeClock, string) {
 }
 
 const (
-	acmeSecret   = "acme-demo-secret-0123456789abcdefghijkl"
-	globexSecret = "globex-demo-secret-0123456789abcdefghijk"
+	acmeSecret   = "acme-demo-secret-90GxaJp_Nsj4T7XS9YzEzicbSoBGNTDdVSjBw4WOrI8"
+	globexSecret = "globex-demo-secret-6AaqqZxFffGJLYblV6iKjvZ9wj21ddIBEe4JsJhewvM"
 )
 
 func demoPartners() []StaticPartner {

@@ -27,11 +27,12 @@ func forge(t *testing.T, method jwt.SigningMethod, key any, hdr map[string]any, 
 	return s
 }
 
-// goodClaims are claims a genuine token for acme-client carries.
+// goodClaims are claims a genuine token for acme-client signed by the
+// current key carries: issued a lifetime (1 h) before exp.
 func goodClaims(s *Service, now time.Time, exp time.Time) jwt.MapClaims {
 	c := s.reg.Load().clients["acme-client"]
 	return jwt.MapClaims{"iss": DefaultIssuer, "aud": []string{DefaultAudience}, "sub": "partner-acme",
-		"client_id": "acme-client", "sv": c.version, "iat": now.Add(-time.Hour).Unix(), "exp": exp.Unix(), "jti": "j1"}
+		"client_id": "acme-client", "sv": currentKey(s).sv(c.version), "iat": exp.Add(-time.Hour).Unix(), "exp": exp.Unix(), "jti": "j1"}
 }
 
 func currentKey(s *Service) *key { return s.ring.Load().current }
@@ -206,4 +207,29 @@ func TestTokenSpellingIsStrict(t *testing.T) {
 	if variants == 0 {
 		t.Fatal("no segment has unused bits; the test proves nothing")
 	}
+}
+
+// A token whose exp - iat is longer than the configured lifetime (plus
+// leeway) was not issued by the gateway, whoever signed it: 401, never
+// accepted, however valid its signature (a leaked key cannot mint
+// ten-year tokens).
+func TestTokenLongerThanTheLifetimeIsRefused(t *testing.T) {
+	s, clk, _ := newTestService(t, Config{Partners: demoPartners(), Lifetime: 30 * time.Minute, Leeway: 10 * time.Second})
+	now := clk.Now().Truncate(time.Second)
+	k := currentKey(s)
+	hdr := map[string]any{"typ": "at+jwt", "kid": k.KID}
+	lived := func(d time.Duration) string {
+		c := goodClaims(s, now, now.Add(d))
+		c["iat"] = now.Unix()
+		return forge(t, jwt.SigningMethodEdDSA, k.sign, hdr, c)
+	}
+	if _, err := s.Verify(lived(30*time.Minute + 10*time.Second)); err != nil {
+		t.Fatalf("a token living the lifetime plus the leeway was refused: %v", err)
+	}
+	wantFault(t, s, "lifetime + leeway + 1 s", lived(30*time.Minute+11*time.Second), FaultInvalid)
+	wantFault(t, s, "ten years", lived(10*365*24*time.Hour), FaultInvalid)
+	// Expired as well: still 401, the token was never genuine.
+	c := goodClaims(s, now, now.Add(-time.Minute))
+	c["iat"] = now.Add(-2 * time.Hour).Unix()
+	wantFault(t, s, "too long and expired", forge(t, jwt.SigningMethodEdDSA, k.sign, hdr, c), FaultInvalid)
 }

@@ -10,8 +10,9 @@ import (
 )
 
 // accessClaims are the claims of an access token: RFC 9068's iss, aud, sub
-// (the partner), client_id, iat, exp, jti, and "sv", the version of the
-// client's secret (rotating the secret revokes the token).
+// (the partner), client_id, iat, exp, jti, and "sv", a MAC of the client's
+// version (client_version.go): rotating the secret or disabling the client
+// revokes the token.
 type accessClaims struct {
 	jwt.RegisteredClaims
 	ClientID string `json:"client_id"`
@@ -76,7 +77,7 @@ func (s *Service) Token(c Client) (Token, error) {
 			ID:        jti,
 		},
 		ClientID: c.ID,
-		SV:       c.version,
+		SV:       r.current.sv(c.version),
 	}
 	t := jwt.NewWithClaims(r.current.method, claims)
 	t.Header["typ"] = TokenType

@@ -38,6 +38,7 @@ type key struct {
 	Created    time.Time
 	Retired    time.Time // zero for the current key
 	Configured bool
+	svKey      []byte // the MAC key of the "sv" claims of the tokens it signs
 }
 
 // ring is an immutable snapshot of the signing keys: the current one signs,
@@ -69,6 +70,14 @@ func (k *key) sameAs(o *key) bool {
 	return false
 }
 
+// expired reports whether k is a retired key past keyRetention at now:
+// every token it signed has expired, so it verifies nothing any more.
+// Checked on every verification, so the key stops verifying on time, not
+// only when the next start, reload or rotation prunes it.
+func (k *key) expired(now time.Time) bool {
+	return !k.Retired.IsZero() && now.Sub(k.Retired) > keyRetention
+}
+
 var kidPattern = regexp.MustCompile(`^[A-Za-z0-9._-]{1,64}$`)
 
 func methodFor(alg string) (jwt.SigningMethod, error) {
@@ -90,7 +99,7 @@ func newKey(kid, alg string, material []byte) (*key, error) {
 	if err != nil {
 		return nil, err
 	}
-	k := &key{KID: kid, Alg: alg, method: m}
+	k := &key{KID: kid, Alg: alg, method: m, svKey: deriveSVKey(material)}
 	switch alg {
 	case AlgEdDSA:
 		if len(material) != ed25519.SeedSize {

@@ -36,7 +36,8 @@ type client struct {
 	ID        string
 	PartnerID string
 	hash      [32]byte
-	version   string // the "sv" claim of its tokens; changes with the secret
+	version   string // changes with the secret and on disable (client_version.go)
+	legacySV  string // the unkeyed sv of tokens issued before sv was keyed, if any
 	Active    bool
 	Static    bool
 	Created   time.Time
@@ -139,8 +140,12 @@ type StaticPartner struct {
 }
 
 // StaticClient is a client given by configuration: either its Secret
-// (at least 32 characters; use an {env.*} placeholder) or SecretSHA256, the
-// hex SHA-256 of the secret, so that the configuration holds no secret.
+// (at least 32 characters and MinSecretBits by SecretStrength; use an
+// {env.*} placeholder) or SecretSHA256, the hex SHA-256 of the secret, so
+// that the configuration holds no secret. The digest cannot be checked for
+// strength, and it is only as strong as the secret: whoever reads it can
+// test guesses against it offline, so it must be the digest of a random
+// secret.
 type StaticClient struct {
 	ID           string
 	Secret       string
@@ -179,6 +184,9 @@ func validateStatic(ps []StaticPartner) error {
 				}
 			case len(c.Secret) < 32:
 				return fmt.Errorf("client %s: the secret needs at least 32 characters (generate one with `caddy fulfilment secret`)", c.ID)
+			case SecretStrength(c.Secret) < MinSecretBits:
+				return fmt.Errorf("client %s: the secret is too predictable: about %d bits of entropy by the gateway's estimate, at least %d needed (words, repeated parts and runs such as 0123 or abcd count little); use a random secret: `caddy fulfilment secret` generates one",
+					c.ID, SecretStrength(c.Secret), MinSecretBits)
 			}
 		}
 	}

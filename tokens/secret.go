@@ -94,17 +94,6 @@ func (h hasher) hash(digest [32]byte) [32]byte {
 // equal compares two hashes in constant time.
 func equal(a, b [32]byte) bool { return subtle.ConstantTimeCompare(a[:], b[:]) == 1 }
 
-// secretVersion derives the short value carried in a token's "sv" claim
-// from the secret digest: rotating a secret changes it, which revokes the
-// tokens issued under the old secret. It does not depend on the pepper, so
-// instances sharing a static configuration agree on it.
-func secretVersion(digest [32]byte) string {
-	m := sha256.New()
-	m.Write([]byte("fulfilgate secret version\x00"))
-	m.Write(digest[:])
-	return base64.RawURLEncoding.EncodeToString(m.Sum(nil)[:9])
-}
-
 // parseDigest decodes a configured "sha256:<hex>" secret digest.
 func parseDigest(s string) ([32]byte, error) {
 	var d [32]byte

@@ -116,10 +116,11 @@ type settings struct {
 // outlives configuration reloads; Configure applies a new configuration.
 // All reads on the request path are lock-free snapshot loads.
 type Service struct {
-	db    *badger.DB
-	log   *zap.Logger
-	clock func() time.Time
-	rand  io.Reader
+	db     *badger.DB
+	log    *zap.Logger
+	clock  func() time.Time
+	rand   io.Reader
+	opened time.Time // when Open ran: tokens issued before may carry a legacy sv
 
 	hasher hasher
 	dummy  [32]byte // compared against for unknown client ids
@@ -157,6 +158,7 @@ func Open(opts Options) (*Service, error) {
 	if s.rand == nil {
 		s.rand = rand.Reader
 	}
+	s.opened = s.clock()
 	if err := s.load(); err != nil {
 		return nil, err
 	}
@@ -261,7 +263,7 @@ func (s *Service) buildStatic(ps []StaticPartner) (*registry, error) {
 				}
 			}
 			r.clients[sc.ID] = &client{ID: sc.ID, PartnerID: sp.ID, hash: s.hasher.hash(d),
-				version: secretVersion(d), Active: true, Static: true}
+				version: staticVersion(d), legacySV: legacySecretVersion(d), Active: true, Static: true}
 		}
 	}
 	return r, nil

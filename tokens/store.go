@@ -28,12 +28,16 @@ type partnerRecord struct {
 }
 
 type clientRecord struct {
-	ID      string    `json:"id"`
-	Partner string    `json:"partner"`
-	Hash    []byte    `json:"hash"`
-	Version string    `json:"version"`
-	Active  bool      `json:"active"`
-	Created time.Time `json:"created"`
+	ID      string `json:"id"`
+	Partner string `json:"partner"`
+	Hash    []byte `json:"hash"`
+	Version string `json:"version"`
+	// OpaqueVersion: Version is a random value whose tokens carry it keyed;
+	// unset, it is the secret digest older versions of the gateway put in
+	// tokens unkeyed.
+	OpaqueVersion bool      `json:"opaque_version,omitempty"`
+	Active        bool      `json:"active"`
+	Created       time.Time `json:"created"`
 }
 
 type keyRecord struct {
@@ -84,6 +88,9 @@ func (s *Service) load() error {
 				return fmt.Errorf("client %s: corrupt hash", r.ID)
 			}
 			c := &client{ID: r.ID, PartnerID: r.Partner, version: r.Version, Active: r.Active, Created: r.Created}
+			if !r.OpaqueVersion {
+				c.legacySV = r.Version
+			}
 			copy(c.hash[:], r.Hash)
 			s.dynClients[r.ID] = c
 			return nil
@@ -170,7 +177,7 @@ func (s *Service) generatedRing(alg string, rotate bool) (*ring, error) {
 		current = k
 	}
 	for kid, k := range s.genKeys {
-		if !k.Retired.IsZero() && now.Sub(k.Retired) > keyRetention {
+		if k.expired(now) {
 			deleted = append(deleted, kid)
 		}
 	}
@@ -305,7 +312,8 @@ func (s *Service) PartnerInfo(id string) (PartnerInfo, error) {
 }
 
 func recordOf(c *client) clientRecord {
-	return clientRecord{ID: c.ID, Partner: c.PartnerID, Hash: c.hash[:], Version: c.version, Active: c.Active, Created: c.Created}
+	return clientRecord{ID: c.ID, Partner: c.PartnerID, Hash: c.hash[:], Version: c.version,
+		OpaqueVersion: c.legacySV == "", Active: c.Active, Created: c.Created}
 }
 
 // newClient makes a client with a fresh id and secret (not yet stored).
@@ -323,8 +331,11 @@ func (s *Service) newClient(partnerID string) (*client, Credentials, error) {
 	if err != nil {
 		return nil, Credentials{}, err
 	}
-	d := secretDigest(secret)
-	return &client{ID: id, PartnerID: partnerID, hash: s.hasher.hash(d), version: secretVersion(d),
+	version, err := newClientVersion(s.rand)
+	if err != nil {
+		return nil, Credentials{}, err
+	}
+	return &client{ID: id, PartnerID: partnerID, hash: s.hasher.hash(secretDigest(secret)), version: version,
 		Active: true, Created: s.clock().UTC()}, Credentials{ClientID: id, ClientSecret: secret}, nil
 }
 
@@ -394,9 +405,12 @@ func (s *Service) RotateSecret(partnerID, clientID string) (Credentials, error) 
 	if err != nil {
 		return Credentials{}, err
 	}
-	d := secretDigest(secret)
+	version, err := newClientVersion(s.rand)
+	if err != nil {
+		return Credentials{}, err
+	}
 	c := *old
-	c.hash, c.version = s.hasher.hash(d), secretVersion(d)
+	c.hash, c.version, c.legacySV = s.hasher.hash(secretDigest(secret)), version, ""
 	if err := s.putClient(&c); err != nil {
 		return Credentials{}, err
 	}
@@ -405,7 +419,9 @@ func (s *Service) RotateSecret(partnerID, clientID string) (Credentials, error) 
 }
 
 // SetClientActive disables (or enables again) a client. A disabled client
-// gets no token and its outstanding tokens are refused.
+// gets no token and its outstanding tokens are refused; disabling gives it
+// a new version, so the tokens it had stay refused once it is enabled
+// again.
 func (s *Service) SetClientActive(partnerID, clientID string, active bool) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -415,6 +431,12 @@ func (s *Service) SetClientActive(partnerID, clientID string, active bool) error
 	}
 	c := *old
 	c.Active = active
+	if !active {
+		if c.version, err = newClientVersion(s.rand); err != nil {
+			return err
+		}
+		c.legacySV = ""
+	}
 	if err := s.putClient(&c); err != nil {
 		return err
 	}

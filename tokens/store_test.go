@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/golang-jwt/jwt/v5"
 )
 
 func TestDynamicPartnerLifecycle(t *testing.T) {
@@ -183,6 +185,33 @@ func TestSigningKeyRotation(t *testing.T) {
 	if _, err := s2.RotateSigningKey(); !errors.Is(err, ErrStatic) {
 		t.Fatalf("rotating configured keys: %v", err)
 	}
+}
+
+// A retired generated key verifies for keyRetention (the longest lifetime
+// plus the largest leeway) after its retirement and then nothing, even if
+// no start, reload or rotation has pruned it: a token freshly signed with
+// it (a leaked key) is refused from then on.
+func TestRetiredKeyStopsVerifyingOnTime(t *testing.T) {
+	s, clk, _ := newTestService(t, Config{Partners: demoPartners()})
+	old := currentKey(s)
+	if _, err := s.RotateSigningKey(); err != nil {
+		t.Fatal(err)
+	}
+	fresh := func() string {
+		now := clk.Now()
+		c := goodClaims(s, now, now.Add(time.Hour))
+		c["sv"] = old.sv(s.reg.Load().clients["acme-client"].version)
+		return forge(t, jwt.SigningMethodEdDSA, old.sign, map[string]any{"typ": "at+jwt", "kid": old.KID}, c)
+	}
+	if _, err := s.Verify(fresh()); err != nil {
+		t.Fatalf("the retired key stopped verifying before its retention ended: %v", err)
+	}
+	clk.Add(keyRetention)
+	if _, err := s.Verify(fresh()); err != nil {
+		t.Fatalf("the retired key stopped verifying at exactly its retention: %v", err)
+	}
+	clk.Add(time.Second)
+	wantFault(t, s, "token of a retired key past its retention", fresh(), FaultInvalid)
 }
 
 func TestSharedConfiguredKeyAcrossInstances(t *testing.T) {

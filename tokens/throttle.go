@@ -2,11 +2,12 @@ package tokens
 
 import (
 	"hash/maphash"
+	"net/netip"
 	"sync"
 	"time"
 )
 
-// ThrottleConfig limits failed token requests (decisions §1: 429 with
+// ThrottleConfig limits failed authentication attempts (answered 429 with
 // Retry-After). A limit of 0 takes the default; a negative limit turns that
 // check off.
 type ThrottleConfig struct {
@@ -15,7 +16,8 @@ type ThrottleConfig struct {
 	ClientFailures int
 	ClientWindow   time.Duration
 	// AddressFailures failed attempts per remote address per
-	// AddressWindow. Default 30 per minute.
+	// AddressWindow. Default 30 per minute. IPv6 addresses count per /64,
+	// the block one host or site usually holds.
 	AddressFailures int
 	AddressWindow   time.Duration
 	// MaxEntries bounds the memory of each of the two tables. Default 65536.
@@ -40,9 +42,14 @@ func (c *ThrottleConfig) normalize() {
 	}
 }
 
-// Throttle counts failed attempts in fixed windows per client id and per
-// remote address. Memory is bounded: each table is sharded, and a full shard
-// first drops its expired windows, then an arbitrary entry.
+// Throttle counts failed attempts in fixed windows per key (a client id,
+// or another name an endpoint authenticates) and per remote address. Only
+// failures are counted and only failures are throttled: a caller with the
+// right credentials is never refused, so no one can lock a partner out by
+// failing in its name (the credentials are 256-bit secrets: letting them
+// through gains a guesser nothing). Memory is bounded: each table is
+// sharded, and a full shard first drops its expired windows, then an
+// arbitrary entry.
 type Throttle struct {
 	clients, addrs *failTable
 }
@@ -59,19 +66,51 @@ func NewThrottle(cfg ThrottleConfig, clock func() time.Time) *Throttle {
 	}
 }
 
-// Check reports how long the caller must wait before trying again; 0 means
-// the request may go on. Empty keys are not checked.
-func (t *Throttle) Check(clientID, addr string) time.Duration {
-	return max(t.clients.wait(clientID), t.addrs.wait(addr))
+// Failed records a failed attempt for key from addr and reports how long
+// the caller must wait before trying again: 0 means answer the failure as
+// it is (401), more means answer 429 with Retry-After. An attempt made
+// while key or addr is over its limit is not counted again, so the window
+// ends on time. Empty keys and addresses are not counted.
+func (t *Throttle) Failed(key, addr string) time.Duration {
+	if len(key) > maxThrottleKey {
+		// No client id is longer (ValidID): what a caller invents beyond
+		// that shares one budget instead of filling memory.
+		key = key[:maxThrottleKey]
+	}
+	a := AddressKey(addr)
+	if wait := max(t.clients.wait(key), t.addrs.wait(a)); wait > 0 {
+		return wait
+	}
+	t.clients.fail(key)
+	t.addrs.fail(a)
+	return 0
 }
 
-// Fail records a failed attempt.
-func (t *Throttle) Fail(clientID, addr string) {
-	t.clients.fail(clientID)
-	t.addrs.fail(addr)
+// AddressKey is the per-address throttle's key for a remote address: an
+// IPv4 address (also when written IPv4-mapped) as it is, an IPv6 address
+// as its /64 (a single host usually holds a whole /64, so counting its
+// addresses one by one would give it 2^64 budgets). Anything that is not
+// an IP address is its own key.
+func AddressKey(addr string) string {
+	ip, err := netip.ParseAddr(addr)
+	if err != nil {
+		return addr
+	}
+	ip = ip.Unmap()
+	if ip.Is4() {
+		return ip.String()
+	}
+	p, err := ip.WithZone("").Prefix(64)
+	if err != nil {
+		return addr
+	}
+	return p.String()
 }
 
 const throttleShards = 32
+
+// maxThrottleKey bounds the keys the throttle keeps: the longest client id.
+const maxThrottleKey = 64
 
 type failWindow struct {
 	start time.Time

@@ -5,6 +5,7 @@ import (
 	"hash/maphash"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/golang-jwt/jwt/v5"
@@ -41,6 +42,7 @@ var (
 	errExpired  = &VerifyError{Fault: FaultExpired, Reason: "The access token expired"}
 	errRevoked  = invalid("the access token was revoked")
 	errOldKey   = invalid("the access token's signing key is no longer valid")
+	errTooLong  = invalid("the access token's lifetime is longer than the gateway issues")
 	errNotYet   = invalid("the access token is not yet valid")
 	errBadToken = invalid("the access token is invalid")
 )
@@ -134,6 +136,9 @@ type verified struct {
 	partner, client, sv string
 	key                 *key // the key the signature was checked with
 	iat, nbf, exp       time.Time
+	// svFor is the registry snapshot under which sv last matched the
+	// client's version: the MAC is computed again only after a change.
+	svFor atomic.Pointer[registry]
 }
 
 func (s *Service) verifySignature(st *settings, token string) (*verified, *VerifyError) {
@@ -195,23 +200,37 @@ func contains(list []string, s string) bool {
 }
 
 // checkLive checks what can change after issue: the key is still in the
-// ring, the client is active with the same secret, the partner is enabled;
-// then time: not before iat/nbf, and finally exp.
+// ring (a retired generated key only for keyRetention after it was
+// retired), the client is active with the same secret, the partner is
+// enabled, exp - iat is no longer than the configured lifetime (a token
+// the gateway did not issue, e.g. one signed with a leaked key, cannot
+// outlive the tokens it does issue); then time: not before iat/nbf, and
+// finally exp.
 func (s *Service) checkLive(st *settings, v *verified) (Identity, *VerifyError) {
+	now := s.clock()
 	// The key is still in the ring, with the same material: a configured
 	// key replaced under its kid revokes what it signed.
-	if k := s.ring.Load().byKID[v.key.KID]; k == nil || !k.sameAs(v.key) {
+	k := s.ring.Load().byKID[v.key.KID]
+	if k == nil || !k.sameAs(v.key) || k.expired(now) {
 		return Identity{}, errOldKey
 	}
 	reg := s.reg.Load()
 	c, ok := reg.clients[v.client]
-	if !ok || !c.Active || c.PartnerID != v.partner || c.version != v.sv {
+	if !ok || !c.Active || c.PartnerID != v.partner {
 		return Identity{}, errRevoked
+	}
+	if v.svFor.Load() != reg {
+		if !svMatches(v.key, c, v.sv, v.iat, s.opened) {
+			return Identity{}, errRevoked
+		}
+		v.svFor.Store(reg)
 	}
 	if p, ok := reg.partners[v.partner]; !ok || p.Disabled {
 		return Identity{}, errRevoked
 	}
-	now := s.clock()
+	if v.exp.Sub(v.iat) > st.lifetime+st.leeway {
+		return Identity{}, errTooLong
+	}
 	// iat and nbf are whole seconds and the issuer rounds iat up, so they
 	// are compared with now rounded up to a whole second (plus leeway).
 	limit := ceilSecond(now.Add(st.leeway))

@@ -23,7 +23,7 @@ import (
 
 const (
 	benchClient = "bench-client"
-	benchSecret = "bench-secret-0123456789abcdefghijklmnopqrstuvwxyz"
+	benchSecret = "bench-secret-rr9C9ucXEeNo7d98cAe8YDrhia1Ojn2J07HNRr-Mz8Y"
 )
 
 // token fetches an access token from the gateway at base.

@@ -562,7 +562,7 @@ func indent(lines ...string) string {
 // The benchmark partner's credentials (for this throw-away gateway only).
 const (
 	benchClient = "bench-client"
-	benchSecret = "bench-secret-0123456789abcdefghijklmnopqrstuvwxyz"
+	benchSecret = "bench-secret-rr9C9ucXEeNo7d98cAe8YDrhia1Ojn2J07HNRr-Mz8Y"
 )
 
 // fetchToken gets an access token with HTTP Basic client authentication.

@@ -5,6 +5,7 @@
 package datadir
 
 import (
+	"errors"
 	"fmt"
 	"os"
 
@@ -58,10 +59,17 @@ func Options(dir string, logger badger.Logger) badger.Options {
 
 // Open creates dir (mode 0700) when missing and opens it with opts.
 func Open(dir string, opts badger.Options) (*badger.DB, error) {
-	if err := os.MkdirAll(dir, 0o700); err != nil {
+	if err := os.MkdirAll(dir, DirMode); err != nil {
 		return nil, fmt.Errorf("creating data dir: %w", err)
 	}
 	db, err := badger.Open(opts)
+	if errors.Is(err, badger.ErrEncryptionKeyMismatch) {
+		how := "it is encrypted with another key"
+		if len(opts.EncryptionKey) == 0 {
+			how = "it is encrypted, and no encryption key is configured"
+		}
+		return nil, fmt.Errorf("opening data dir %s: %s (or it was written unencrypted: a data dir keeps the encryption it was created with): %w", dir, how, err)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("opening data dir %s: %w", dir, err)
 	}

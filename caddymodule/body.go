@@ -1,0 +1,113 @@
+package caddymodule
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"time"
+
+	"github.com/caddyserver/caddy/v2"
+	"github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
+	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
+)
+
+// defaultBodyReadTimeout is how long the token and subscriptions handlers
+// wait for a whole request body (a few hundred bytes, at most 64 KiB).
+const defaultBodyReadTimeout = 10 * time.Second
+
+// maxBodyReadTimeout bounds the read_timeout option.
+const maxBodyReadTimeout = 10 * time.Minute
+
+// Errors of readBody besides the transport's own.
+var (
+	errBodyTooLarge = errors.New("request body too large")
+	errBodyTimeout  = errors.New("request body not received in time")
+)
+
+// readBody reads r's whole body: at most limit bytes (errBodyTooLarge
+// beyond, also when Content-Length announces more), within timeout from
+// now (errBodyTimeout after it). The deadline is a read deadline on the
+// connection (HTTP/1) or the stream (HTTP/2), set through
+// http.ResponseController, so a client that trickles its body cannot hold
+// the handler: the blocked read fails when the deadline passes. It is
+// cleared once the body is in, so the rest of the request is not bound
+// by it. Where the connection has no read deadline (HTTP/3), the server's
+// own timeouts (`servers { timeouts { read_body } }`) are what bounds the
+// read; logger notes that at debug level.
+//
+// After errBodyTimeout the connection is unusable: the caller answers 408
+// and the server closes it (readBody sets Connection: close).
+func readBody(w http.ResponseWriter, r *http.Request, limit int64, timeout time.Duration, logger *zap.Logger) ([]byte, error) {
+	if r.ContentLength > limit {
+		return nil, errBodyTooLarge
+	}
+	if timeout <= 0 {
+		timeout = defaultBodyReadTimeout
+	}
+	rc := http.NewResponseController(w)
+	deadline := true
+	if err := rc.SetReadDeadline(time.Now().Add(timeout)); err != nil {
+		deadline = false
+		if ce := logger.Check(zapcore.DebugLevel, "no read deadline for the request body"); ce != nil {
+			ce.Write(zap.Error(err))
+		}
+	}
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, limit))
+	var tooBig *http.MaxBytesError
+	switch {
+	case errors.As(err, &tooBig):
+		return nil, errBodyTooLarge
+	case errors.Is(err, os.ErrDeadlineExceeded):
+		w.Header().Set("Connection", "close")
+		return nil, errBodyTimeout
+	case err != nil:
+		return nil, err
+	}
+	if deadline {
+		if err := rc.SetReadDeadline(time.Time{}); err != nil {
+			return nil, err
+		}
+	}
+	return body, nil
+}
+
+// checkReadTimeout checks a read_timeout given in JSON (the Caddyfile
+// parser already refuses what it refuses): negative or over 10m.
+func checkReadTimeout(d caddy.Duration) error {
+	if d < 0 || time.Duration(d) > maxBodyReadTimeout {
+		return fmt.Errorf("read_timeout %v is out of range: it must be between 0 (the default) and %v", time.Duration(d), maxBodyReadTimeout)
+	}
+	return nil
+}
+
+// bodyReadTimeout is the effective timeout of a read_timeout setting.
+func bodyReadTimeout(d caddy.Duration, def time.Duration) time.Duration {
+	if d <= 0 {
+		return def
+	}
+	return time.Duration(d)
+}
+
+// parseReadTimeout parses a handler's read_timeout option (d is on its
+// name): one positive duration up to 10m, given once (set is the value
+// parsed so far).
+func parseReadTimeout(d *caddyfile.Dispenser, set caddy.Duration) (caddy.Duration, error) {
+	if set != 0 {
+		return 0, d.Err("read_timeout given twice")
+	}
+	if !d.NextArg() {
+		return 0, d.ArgErr()
+	}
+	v := d.Val()
+	if d.NextArg() {
+		return 0, d.ArgErr()
+	}
+	dur, err := caddy.ParseDuration(v)
+	if err != nil || dur <= 0 || dur > maxBodyReadTimeout {
+		return 0, d.Errf("read_timeout: want a duration between 1ms and 10m, got %q", v)
+	}
+	return caddy.Duration(dur), nil
+}
