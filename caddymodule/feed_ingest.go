@@ -135,11 +135,11 @@ func (h *IngestHandler) ServeHTTP(w http.ResponseWriter, r *http.Request, _ cadd
 	if err != nil {
 		var tooBig *http.MaxBytesError
 		if errors.As(err, &tooBig) {
-			writeProblem(w, http.StatusRequestEntityTooLarge, "body-too-large",
+			writeProblem(w, http.StatusRequestEntityTooLarge, "payload-too-large",
 				fmt.Sprintf("the body is larger than %d bytes; push fewer changes at a time", h.maxBody))
 			return nil
 		}
-		writeProblem(w, http.StatusBadRequest, "bad-request", "could not read the body")
+		writeProblem(w, http.StatusBadRequest, "invalid-request", "could not read the body")
 		return nil
 	}
 	st := h.app.current()
