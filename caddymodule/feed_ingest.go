@@ -171,14 +171,14 @@ func (h *IngestHandler) ServeHTTP(w http.ResponseWriter, r *http.Request, _ cadd
 	body, err := readBody(w, r, h.maxBody, bodyReadTimeout(h.ReadTimeout, defaultIngestReadTimeout), h.logger)
 	switch {
 	case errors.Is(err, errBodyTooLarge):
-		writeProblem(w, http.StatusRequestEntityTooLarge, "body-too-large",
+		writeProblem(w, http.StatusRequestEntityTooLarge, "payload-too-large",
 			fmt.Sprintf("the body is larger than %d bytes; push fewer changes at a time", h.maxBody))
 		return nil
 	case errors.Is(err, errBodyTimeout):
 		writeProblem(w, http.StatusRequestTimeout, "request-timeout", "the body did not arrive in time; push fewer changes at a time")
 		return nil
 	case err != nil:
-		writeProblem(w, http.StatusBadRequest, "bad-request", "could not read the body")
+		writeProblem(w, http.StatusBadRequest, "invalid-request", "could not read the body")
 		return nil
 	}
 	st := h.app.current()

@@ -115,7 +115,7 @@ func TestIngestHandler(t *testing.T) {
 		{"basic auth", "POST", "Basic " + ingestSecret, "application/json", body, 401, "unauthorized"},
 		{"GET", "GET", bearer, "", "", 405, "method-not-allowed"},
 		{"not JSON", "POST", bearer, "text/plain", body, 415, "unsupported-media-type"},
-		{"too large", "POST", bearer, "application/json", `{"changes":[` + strings.Repeat(" ", 5000) + `]}`, 413, "body-too-large"},
+		{"too large", "POST", bearer, "application/json", `{"changes":[` + strings.Repeat(" ", 5000) + `]}`, 413, "payload-too-large"},
 		{"garbage", "POST", bearer, "application/json", `{"changes":[`, 400, "malformed-changes"},
 		{"changes not array", "POST", bearer, "application/json", `{"changes":"x"}`, 400, "malformed-changes"},
 		{"array body", "POST", bearer, "application/json", `[]`, 400, "malformed-changes"},

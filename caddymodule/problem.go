@@ -7,7 +7,7 @@ import (
 )
 
 // problem is an RFC 9457 problem details body, the error format of the
-// fulfilment resource interface (decisions §2).
+// fulfilment resource interface.
 type problem struct {
 	Type   string `json:"type"`
 	Title  string `json:"title"`
@@ -20,8 +20,12 @@ type problem struct {
 }
 
 // problemTypeBase prefixes the "type" URI of every problem the gateway
-// answers; the fragment names the kind of problem.
-const problemTypeBase = "https://fulfilgate.dev/problems#"
+// answers; the fragment names the kind of problem. The URI resolves to the
+// kind's entry in the partners' error registry, docs/partners/errors.md,
+// which documents every kind the code emits (problem_registry_test.go holds
+// the two together): a new kind needs its entry there, and in the
+// ProblemType enumeration of docs/openapi.yaml.
+const problemTypeBase = "https://github.com/fulfilgate/fulfilgate/blob/main/docs/partners/errors.md#"
 
 // writeProblem answers status with an application/problem+json body. kind
 // becomes the fragment of the type URI (for example "invalid-token");

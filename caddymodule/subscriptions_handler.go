@@ -32,16 +32,17 @@ func init() {
 }
 
 const (
-	// subscriptionsPath is the collection of the subscriptions API
-	// (decisions §4); a subscription is subscriptionsPath + "/" + id.
+	// subscriptionsPath is the collection of the subscriptions API; a
+	// subscription is subscriptionsPath + "/" + id.
 	subscriptionsPath = "/api/fulfilment/v4/subscriptions"
 	// maxSubscriptionBody is the largest request body accepted (413 above).
 	maxSubscriptionBody = 64 << 10
 )
 
-// SubscriptionsHandler serves the partner's webhook subscriptions API
-// (decisions §4) at /api/fulfilment/v4/subscriptions and
-// /api/fulfilment/v4/subscriptions/{id}; every other path goes to the next
+// SubscriptionsHandler serves the gateway's own v4 endpoints: the partner's
+// webhook subscriptions API at /api/fulfilment/v4/subscriptions and
+// /api/fulfilment/v4/subscriptions/{id}, and the OpenAPI document at
+// /api/fulfilment/v4/openapi.json; every other path goes to the next
 // handler. It must run behind the fulfilment_auth Bearer guard, which names
 // the partner; a request without a partner answers 401. Subscriptions are
 // kept by the fulfilment app's webhook service.
@@ -50,6 +51,7 @@ const (
 //	GET    .../subscriptions       → 200 {"subscriptions":[...]} (the caller's only)
 //	GET    .../subscriptions/{id}  → 200 subscription, 404 if not the caller's
 //	DELETE .../subscriptions/{id}  → 204, 404 if not the caller's
+//	GET    .../openapi.json        → 200 the OpenAPI document (docs/openapi.yaml as JSON)
 //
 // A POST body not received within ReadTimeout answers 408.
 type SubscriptionsHandler struct {
@@ -95,8 +97,9 @@ func toSubscriptionJSON(s webhooks.Subscription) subscriptionJSON {
 
 // ServeHTTP implements caddyhttp.MiddlewareHandler.
 func (h *SubscriptionsHandler) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyhttp.Handler) error {
+	isDoc := r.URL.Path == openAPIPath
 	rest, ok := strings.CutPrefix(r.URL.Path, subscriptionsPath)
-	if !ok || (rest != "" && rest[0] != '/') {
+	if !isDoc && (!ok || (rest != "" && rest[0] != '/')) {
 		return next.ServeHTTP(w, r)
 	}
 	id := strings.TrimPrefix(rest, "/")
@@ -105,6 +108,10 @@ func (h *SubscriptionsHandler) ServeHTTP(w http.ResponseWriter, r *http.Request,
 	if !ok {
 		w.Header().Set("WWW-Authenticate", `Bearer realm="fulfilment"`)
 		writeProblem(w, http.StatusUnauthorized, "unauthorized", "a valid Bearer access token is required")
+		return nil
+	}
+	if isDoc {
+		serveOpenAPI(w, r, h.logger)
 		return nil
 	}
 	if strings.Contains(id, "/") {

@@ -24,7 +24,7 @@ func TestUpstreamErrorsAreProblems(t *testing.T) {
 		}
 		if status != wantStatus || h.Get("Content-Type") != "application/problem+json" ||
 			json.Unmarshal(body, &p) != nil || p.Status != wantStatus ||
-			p.Type != "https://fulfilgate.dev/problems#"+wantType {
+			p.Type != "https://github.com/fulfilgate/fulfilgate/blob/main/docs/partners/errors.md#"+wantType {
 			t.Fatalf("%s: %d %q %s", what, status, h.Get("Content-Type"), body)
 		}
 		if strings.Contains(string(body), "WMS-") || strings.Contains(h.Get("Server"), "LegacyWMS") {

@@ -389,7 +389,7 @@ func TestVersioningPerVersionUpstream(t *testing.T) {
 		data_dir {$DATA}
 		tokens {
 			partner partner-acme {
-				client acme-demo-client DEMO-ONLY-acme-secret-0123456789abcdefghij
+				client acme-demo-client DEMO-ONLY-acme-secret-rMNA5Jesv37EyWG9Lx1nWAWS0NKeAS-VlNywJ555Zgk
 			}
 		}
 	}

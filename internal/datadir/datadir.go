@@ -17,7 +17,7 @@ import (
 // (Badger then logs nothing). The data is small records (webhook
 // deliveries, tokens, feed cursors) written in bursts, so the settings trade
 // Badger's large default buffers for a bounded memory footprint (a backlog
-// of 1,000,000 queued deliveries; README, Benchmarks):
+// of 1,000,000 queued deliveries; docs/dev/benchmarks.md):
 //
 //   - SyncWrites: an accepted webhook event must survive kill -9;
 //     concurrent commits share one fsync.

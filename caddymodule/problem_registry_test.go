@@ -1,0 +1,169 @@
+package caddymodule
+
+import (
+	"bufio"
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// errorRegistry is the partners' page that explains every problem type;
+// problemTypeBase points at it.
+const errorRegistry = "../docs/partners/errors.md"
+
+// Every problem kind the code can answer with has an entry (a "### <kind>"
+// heading under "## Problem types") in the partners' error registry, so that
+// every "type" URI a partner receives resolves to its explanation.
+func TestEveryProblemKindIsInTheRegistry(t *testing.T) {
+	emitted := emittedProblemKinds(t)
+	documented := registryKinds(t)
+	for _, kind := range emitted {
+		if !slices.Contains(documented, kind) {
+			t.Errorf("the code answers with problem kind %q, but %s has no \"### %s\" entry under \"## Problem types\"",
+				kind, errorRegistry, kind)
+		}
+	}
+}
+
+// The registry lists only kinds the code still emits: a partner's code
+// should not handle types that never come.
+func TestTheRegistryListsOnlyEmittedKinds(t *testing.T) {
+	emitted := emittedProblemKinds(t)
+	for _, kind := range registryKinds(t) {
+		if !slices.Contains(emitted, kind) {
+			t.Errorf("%s documents problem kind %q, which no code in caddymodule emits", errorRegistry, kind)
+		}
+	}
+}
+
+// The type URIs point at the registry page, so that each resolves to its
+// entry's anchor.
+func TestProblemTypeBaseIsTheRegistryPage(t *testing.T) {
+	if want := "https://github.com/fulfilgate/fulfilgate/blob/main/docs/partners/errors.md#"; problemTypeBase != want {
+		t.Fatalf("problemTypeBase = %q, want %q (the registry page, so that every type URI resolves)", problemTypeBase, want)
+	}
+}
+
+// emittedProblemKinds reads the package's non-test sources and returns every
+// problem kind they can answer with, sorted: the kind argument of each
+// writeProblem call, each problemTypeBase + "<kind>" (outside writeProblem
+// itself), and the kinds
+// upstreamProblem returns. A kind the test cannot see (not a string literal
+// in those places) fails the test, so that no kind escapes the registry.
+func emittedProblemKinds(t *testing.T) []string {
+	t.Helper()
+	files, err := filepath.Glob("*.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	fset := token.NewFileSet()
+	kinds := map[string]bool{}
+	literal := func(e ast.Expr, where string) {
+		lit, ok := e.(*ast.BasicLit)
+		if !ok || lit.Kind != token.STRING {
+			t.Errorf("%s: %s is not a string literal; write the problem kind as a literal so that the registry test sees it",
+				fset.Position(e.Pos()), where)
+			return
+		}
+		kind, err := strconv.Unquote(lit.Value)
+		if err != nil {
+			t.Fatal(err)
+		}
+		kinds[kind] = true
+	}
+	for _, name := range files {
+		if strings.HasSuffix(name, "_test.go") {
+			continue
+		}
+		f, err := parser.ParseFile(fset, name, nil, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, decl := range f.Decls {
+			fn, ok := decl.(*ast.FuncDecl)
+			if !ok || fn.Body == nil || fn.Name.Name == "writeProblem" {
+				continue // writeProblem builds the URI from its argument, checked at each call
+			}
+			fromUpstream := calls(fn.Body, "upstreamProblem")
+			ast.Inspect(fn.Body, func(n ast.Node) bool {
+				switch n := n.(type) {
+				case *ast.CallExpr:
+					if id, ok := n.Fun.(*ast.Ident); ok && id.Name == "writeProblem" && len(n.Args) >= 3 {
+						if _, isVar := n.Args[2].(*ast.Ident); isVar && fromUpstream {
+							return true // a kind upstreamProblem returned: collected there
+						}
+						literal(n.Args[2], "the kind argument of writeProblem")
+					}
+				case *ast.BinaryExpr:
+					if id, ok := n.X.(*ast.Ident); ok && id.Name == "problemTypeBase" && n.Op == token.ADD {
+						literal(n.Y, "the kind after problemTypeBase +")
+					}
+				case *ast.ReturnStmt:
+					if fn.Name.Name == "upstreamProblem" && len(n.Results) == 3 {
+						literal(n.Results[1], "the kind upstreamProblem returns")
+					}
+				}
+				return true
+			})
+		}
+	}
+	if len(kinds) < 10 {
+		t.Fatalf("found only %d problem kinds in the sources (%v): the search no longer matches the code", len(kinds), kinds)
+	}
+	out := make([]string, 0, len(kinds))
+	for k := range kinds {
+		out = append(out, k)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// calls reports whether body calls the function named name.
+func calls(body *ast.BlockStmt, name string) bool {
+	found := false
+	ast.Inspect(body, func(n ast.Node) bool {
+		if c, ok := n.(*ast.CallExpr); ok {
+			if id, ok := c.Fun.(*ast.Ident); ok && id.Name == name {
+				found = true
+			}
+		}
+		return !found
+	})
+	return found
+}
+
+// registryKinds returns the "### " headings of the registry's
+// "## Problem types" section.
+func registryKinds(t *testing.T) []string {
+	t.Helper()
+	f, err := os.Open(errorRegistry)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var kinds []string
+	in := false
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		line := sc.Text()
+		switch {
+		case strings.HasPrefix(line, "## "):
+			in = strings.TrimSpace(line[3:]) == "Problem types"
+		case in && strings.HasPrefix(line, "### "):
+			kinds = append(kinds, strings.TrimSpace(line[4:]))
+		}
+	}
+	if err := sc.Err(); err != nil {
+		t.Fatal(err)
+	}
+	if len(kinds) == 0 {
+		t.Fatalf("%s has no \"### <kind>\" entries under \"## Problem types\"", errorRegistry)
+	}
+	return kinds
+}
