@@ -30,8 +30,9 @@ type Handler struct {
 	// Default true.
 	Seed *bool `json:"seed,omitempty"`
 
-	store  *Store
-	logger *zap.Logger
+	store    *Store
+	released bool // Cleanup has given store back to the pool
+	logger   *zap.Logger
 }
 
 // CaddyModule returns the Caddy module information.
@@ -65,12 +66,14 @@ func (h *Handler) Validate() error {
 	return nil
 }
 
-// Cleanup releases the warehouse; the last config using it frees it.
+// Cleanup releases the warehouse; the last config using it frees it. The
+// handler keeps its pointer: requests of the old config that are still in
+// flight during a reload go on using the same warehouse.
 func (h *Handler) Cleanup() error {
-	if h.store == nil {
+	if h.store == nil || h.released {
 		return nil
 	}
-	h.store = nil
+	h.released = true
 	return releaseStore(h.Name)
 }
 

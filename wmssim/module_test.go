@@ -135,3 +135,21 @@ func TestWMSPath(t *testing.T) {
 		}
 	}
 }
+
+// A reload cleans the old config's handler up while its last requests may
+// still be in flight: they are answered from the same warehouse, not
+// with a panic that leaves the warehouse's lock held.
+func TestRequestAfterCleanupIsStillAnswered(t *testing.T) {
+	s := newSim(t, true)
+	if err := s.h.Cleanup(); err != nil {
+		t.Fatal(err)
+	}
+	status, _, body := s.do("GET", "/wms/items", "", "X-Partner-Id", "partner-acme")
+	if status != 200 {
+		t.Fatalf("GET /wms/items after Cleanup answered %d %s, want 200 from the same warehouse", status, body)
+	}
+	status, _, _ = s.do("GET", "/wms/items", "", "X-Partner-Id", "partner-acme")
+	if status != 200 {
+		t.Fatalf("a second request after Cleanup answered %d, want 200 (the warehouse's lock must not be left held)", status)
+	}
+}
