@@ -70,7 +70,13 @@ func newSubscriptionStore(db *badger.DB, cfg *atomic.Pointer[settings]) (*Subscr
 		}
 		return nil
 	})
-	return s, err
+	if err != nil {
+		return nil, err
+	}
+	if err := s.repair(); err != nil {
+		return nil, err
+	}
+	return s, nil
 }
 
 func peKey(partner, event string) string { return partner + "\x00" + event }
@@ -161,7 +167,7 @@ func (s *SubscriptionStore) Create(ctx context.Context, partnerID, rawURL, event
 	if err := cfg.Policy.CheckHost(ctx, u.Hostname()); err != nil {
 		return Subscription{}, false, hostRefusal(ctx, err)
 	}
-	uniq := []byte(subUniquePref + partnerID + "\x00" + event + "\x00" + sameURLKey(u))
+	uniq := uniqueKey(partnerID, event, u)
 	countKey := []byte(subCountPref + partnerID)
 	for {
 		var sub Subscription
@@ -173,7 +179,10 @@ func (s *SubscriptionStore) Create(ctx context.Context, partnerID, rawURL, event
 					return err
 				}
 				sub, err = getSub(txn, string(id))
-				return err
+				if !errors.Is(err, ErrNotFound) {
+					return err
+				}
+				// An orphan key (its subscription is gone): replaced below.
 			} else if !errors.Is(err, badger.ErrKeyNotFound) {
 				return err
 			}
@@ -289,7 +298,7 @@ func (s *SubscriptionStore) Delete(partnerID, id string) error {
 			return errors.Join(
 				txn.Delete([]byte(subPrefix+id)),
 				txn.Delete([]byte(subPartnerPref+partnerID+"\x00"+id)),
-				txn.Delete([]byte(subUniquePref+partnerID+"\x00"+sub.Event+"\x00"+sub.NotificationURL)),
+				txn.Delete(sub.uniqueKey()),
 				txn.Set(countKey, []byte(strconv.Itoa(max(n-1, 0)))),
 			)
 		})
@@ -327,13 +336,4 @@ func hostRefusal(ctx context.Context, err error) error {
 	default:
 		return &ValidationError{Field: "notificationUrl", Reason: "host does not resolve"}
 	}
-}
-
-// sameURLKey is the form of a notification URL that decides whether two
-// subscriptions are the same: scheme and host are case-insensitive
-// (RFC 3986 §6.2.2.1), the rest is compared as sent.
-func sameURLKey(u *url.URL) string {
-	k := *u
-	k.Scheme, k.Host = strings.ToLower(u.Scheme), strings.ToLower(u.Host)
-	return k.String()
 }
