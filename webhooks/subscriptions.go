@@ -323,17 +323,19 @@ func (s *SubscriptionStore) ForPartnerEvent(partnerID, event string) ([]Subscrip
 }
 
 // hostRefusal is the partner's answer for a notification host the policy
-// refused. It names the rule, never the addresses a name resolved to nor the
-// resolver's error (which would show the warehouse's internal DNS); a
-// cancelled or timed-out look-up stays a context error.
+// refused or that does not resolve: one answer for both, so registration
+// does not tell which internal host names exist. It names the rule, never
+// the addresses a name resolved to nor the resolver's error (which would
+// show the warehouse's internal DNS); a cancelled or timed-out look-up
+// stays a context error.
 func hostRefusal(ctx context.Context, err error) error {
-	switch {
-	case ctx.Err() != nil:
+	if ctx.Err() != nil {
 		return ctx.Err()
-	case errors.Is(err, ErrAddressNotAllowed):
-		return &ValidationError{Field: "notificationUrl",
-			Reason: "host not allowed: it is or resolves to a loopback, private, link-local, multicast or unspecified address"}
-	default:
-		return &ValidationError{Field: "notificationUrl", Reason: "host does not resolve"}
 	}
+	return &ValidationError{Field: "notificationUrl", Reason: hostNotAllowed}
 }
+
+// hostNotAllowed is the reason given for every refused notification host.
+const hostNotAllowed = "host not allowed: it must resolve, and only to public addresses " +
+	"(not loopback, private, link-local, multicast or unspecified, nor the gateway itself) " +
+	"unless the gateway's configuration allows them"
