@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"net/url"
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -60,6 +61,13 @@ func (s *Service) send(ctx context.Context, cfg *settings, d *delivery, n int) (
 	start := time.Now()
 	defer func() { rec.Latency = time.Since(start) }()
 
+	// The URL is checked again under the settings in force: a scheme
+	// allowed at registration may not be any more (the addresses are
+	// checked on every dial, by the client's dialer).
+	if reason := refusedURL(d.URL, cfg.opts.AllowHTTP); reason != "" {
+		rec.Error = reason
+		return rec, false
+	}
 	key, err := cfg.opts.WebhookKey(d.PartnerID)
 	if err != nil {
 		rec.Error = "webhook key: " + err.Error()
@@ -101,6 +109,21 @@ func (s *Service) send(ctx context.Context, cfg *settings, d *delivery, n int) (
 		rec.Error = "redirect not followed"
 	}
 	return rec, false
+}
+
+// refusedURL returns why rawURL may not be called under the current
+// settings ("" if it may): a refused attempt is a failed one, recorded with
+// this reason and retried, so the delivery goes through if the settings
+// change back within the retry period.
+func refusedURL(rawURL string, allowHTTP bool) string {
+	_, err := validateURL(rawURL, allowHTTP)
+	switch {
+	case err == nil:
+		return ""
+	case !allowHTTP && strings.HasPrefix(strings.ToLower(rawURL), "http:"):
+		return "refused: plain http notification URLs are not allowed (https only)"
+	}
+	return "refused: " + err.Error()
 }
 
 // attemptError describes a transport failure without the URL (which may
