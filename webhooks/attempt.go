@@ -94,7 +94,7 @@ func (s *Service) send(ctx context.Context, cfg *settings, d *delivery, n int) (
 		h["webhook-timestamp"] = []string{strconv.FormatInt(ts, 10)}
 		h["webhook-signature"] = []string{StandardSignature(key, d.ID, ts, body)}
 	}
-	resp, err := cfg.client.Do(req)
+	resp, err := cfg.clientFor(d.PartnerID).Do(req)
 	if err != nil {
 		rec.Error = attemptError(ctx, err, cfg.opts.Timeout)
 		return rec, false

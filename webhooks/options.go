@@ -45,7 +45,7 @@ type Options struct {
 
 	MaxSubscriptionsPerPartner int        // default 100
 	AllowHTTP                  bool       // accept plain http notification URLs (default false: https only)
-	Policy                     *NetPolicy // SSRF policy; default: public addresses only
+	Policy                     *NetPolicy // SSRF policy and the gateway's own listeners; default: public addresses only
 
 	Timeout              time.Duration // per attempt, default 10s
 	MaxAttempts          int           // default 185
@@ -63,9 +63,12 @@ type Options struct {
 	Clock func() time.Time // default time.Now
 	Rand  func() float64   // uniform in [0,1); default math/rand/v2.Float64
 
-	// HTTPClient, when set, is used as it is (its redirect policy and dialer
-	// are the caller's responsibility). Default: a client that dials through
-	// Policy.Control, uses no proxy and follows no redirects.
+	// HTTPClient, when set, is used as it is for every partner (its
+	// redirect policy and dialer are the caller's responsibility, and
+	// Policy's partner rules apply at registration only). Default: a
+	// client that dials through Policy.Control (one per partner that a
+	// rule names, through Policy.ForPartner), uses no proxy and follows no
+	// redirects.
 	HTTPClient *http.Client
 	Observer   Observer // optional metrics hooks
 

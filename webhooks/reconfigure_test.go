@@ -158,7 +158,7 @@ func TestReconfigurePolicy(t *testing.T) {
 		t.Fatalf("after reopening: hits %d queued %d", len(rcv.Hits()), q)
 	}
 	subscribe(t, s, "p1", rcv.URL+"/new", EventLabelStatus)
-	if p := s.Settings().Policy; len(p.Allow) != 1 || p.Allow[0] != netip.MustParsePrefix("127.0.0.0/8") {
+	if p := s.Settings().Policy; !p.equal(loopbackPolicy()) {
 		t.Fatalf("policy %+v", p)
 	}
 }
@@ -317,7 +317,7 @@ func TestReconfigureKeepsClient(t *testing.T) {
 	if c1 == c0 {
 		t.Fatal("client kept although the per-target cap changed")
 	}
-	o.Policy = &NetPolicy{Allow: append(loopbackPolicy().Allow, netip.MustParsePrefix("10.0.0.0/8"))}
+	o.Policy = &NetPolicy{Allow: append(loopbackPolicy().Allow, AllowRule{Networks: []netip.Prefix{netip.MustParsePrefix("10.0.0.0/8")}})}
 	reconfigure(t, s, o)
 	if s.cur().client == c1 {
 		t.Fatal("client kept although the policy changed")

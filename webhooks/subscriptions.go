@@ -164,7 +164,7 @@ func (s *SubscriptionStore) Create(ctx context.Context, partnerID, rawURL, event
 		return Subscription{}, false, &ValidationError{Field: "event",
 			Reason: "must be one of " + strings.Join(EventNames, ", ")}
 	}
-	if err := cfg.Policy.CheckHost(ctx, u.Hostname()); err != nil {
+	if err := cfg.Policy.ForPartner(partnerID).CheckHost(ctx, u.Hostname(), urlPort(u)); err != nil {
 		return Subscription{}, false, hostRefusal(ctx, err)
 	}
 	uniq := uniqueKey(partnerID, event, u)
@@ -320,6 +320,18 @@ func (s *SubscriptionStore) ForPartnerEvent(partnerID, event string) ([]Subscrip
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	return slices.Clone(s.byPE[peKey(partnerID, event)]), nil
+}
+
+// urlPort is the port a request to u connects to (validated URLs only).
+func urlPort(u *url.URL) uint16 {
+	if p := u.Port(); p != "" {
+		n, _ := strconv.ParseUint(p, 10, 16) // validateURL checked it
+		return uint16(n)
+	}
+	if strings.EqualFold(u.Scheme, "http") {
+		return 80
+	}
+	return 443
 }
 
 // hostRefusal is the partner's answer for a notification host the policy
