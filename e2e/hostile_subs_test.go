@@ -45,12 +45,12 @@ func subBody(url, event string) string {
 	return string(b)
 }
 
-// SSRF at registration, with the demo's allow_networks line removed (plain
+// SSRF at registration, with the demo's allow_networks lines removed (plain
 // http stays allowed, so every refusal below is the address policy's).
 func TestHostileSubscriptionSSRF(t *testing.T) {
 	t.Parallel()
 	cf := repoCaddyfile(t)
-	const allow = "\t\t\tallow_networks 127.0.0.0/8\n"
+	const allow = "\t\t\tallow_networks 127.0.0.1 {\n\t\t\t\tports {$FULFILGATE_RECEIVER_PORTS:9090}\n\t\t\t}\n"
 	if !strings.Contains(cf, allow) {
 		t.Fatalf("the demo Caddyfile no longer has %q", allow)
 	}
