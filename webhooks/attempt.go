@@ -152,7 +152,7 @@ func (s *Service) run(d *delivery, oldKey []byte, tgt string) {
 		if s.testBeforeRelease != nil {
 			s.testBeforeRelease()
 		}
-		s.releaseSlot(tgt)
+		s.releaseSlot(d, tgt)
 	}
 	defer release()
 
@@ -199,30 +199,19 @@ func (s *Service) run(d *delivery, oldKey []byte, tgt string) {
 	}
 }
 
-// releaseSlot frees the attempt slot of tgt: a delivery parked for tgt
-// takes it over at once; otherwise the slot is freed and the dispatcher is
-// woken.
-func (s *Service) releaseSlot(tgt string) {
+// releaseSlot frees the attempt slot of d's partner and target tgt, starts
+// what the freed slot allows (partners in turn) and wakes the dispatcher.
+func (s *Service) releaseSlot(d *delivery, tgt string) {
 	sc := &s.sched
 	sc.mu.Lock()
-	if q := sc.parked[tgt]; len(q) > 0 && s.ctx.Err() == nil {
-		next := q[0]
-		q[0] = parkedItem{}
-		if len(q) == 1 {
-			delete(sc.parked, tgt)
-		} else {
-			sc.parked[tgt] = q[1:]
-		}
-		sc.parkedN--
-		sc.mu.Unlock()
-		s.workers.Add(1)
-		go s.run(next.d, next.key, tgt)
-		return
-	}
 	sc.active--
 	if sc.targets[tgt]--; sc.targets[tgt] <= 0 {
 		delete(sc.targets, tgt)
 	}
+	if sc.partners[d.PartnerID]--; sc.partners[d.PartnerID] <= 0 {
+		delete(sc.partners, d.PartnerID)
+	}
+	s.dispatch(s.cur())
 	sc.idle.Broadcast() // waitIdle also waits for free slots
 	sc.mu.Unlock()
 	sc.poke()

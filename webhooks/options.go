@@ -2,6 +2,7 @@ package webhooks
 
 import (
 	"errors"
+	"fmt"
 	"math/rand/v2"
 	"net/http"
 	"strings"
@@ -53,8 +54,13 @@ type Options struct {
 	DeadRetention        time.Duration // default 7 days
 	PerTargetConcurrency int           // concurrent attempts per notification URL host, default 4
 	Workers              int           // concurrent attempts in all, default 64
-	UserAgent            string        // default "Fulfilgate-Webhooks/1"
-	StandardWebhooks     bool          // also send webhook-id, webhook-timestamp, webhook-signature
+	// PerPartnerConcurrency caps one partner's attempts in flight, so that
+	// a partner's slow or dead receivers hold at most this many workers;
+	// partners with due deliveries take the free workers in turn. Default:
+	// a quarter of Workers (16 of 64), at least 1; at most Workers.
+	PerPartnerConcurrency int
+	UserAgent             string // default "Fulfilgate-Webhooks/1"
+	StandardWebhooks      bool   // also send webhook-id, webhook-timestamp, webhook-signature
 
 	// WebhookKey returns the partner's current webhook key; it is called at
 	// every attempt, so a rotated key applies to retries. Required.
@@ -140,6 +146,12 @@ func (o *Options) setDefaults() error {
 	}
 	if o.Workers <= 0 {
 		o.Workers = DefaultWorkers
+	}
+	if o.PerPartnerConcurrency <= 0 {
+		o.PerPartnerConcurrency = max(o.Workers/4, 1)
+	}
+	if o.PerPartnerConcurrency > o.Workers {
+		return fmt.Errorf("webhooks: PerPartnerConcurrency (%d) is more than Workers (%d)", o.PerPartnerConcurrency, o.Workers)
 	}
 	if o.UserAgent == "" {
 		o.UserAgent = DefaultUserAgent
