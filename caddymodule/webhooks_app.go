@@ -58,6 +58,12 @@ type WebhooksConfig struct {
 	// Default: 64.
 	Workers int `json:"workers,omitempty"`
 
+	// PerPartnerConcurrency caps one partner's attempts in flight, so that
+	// its slow or dead receivers hold at most this many workers; partners
+	// with due deliveries take free workers in turn. Default: a quarter of
+	// workers (16 of 64), at least 1; at most workers.
+	PerPartnerConcurrency int `json:"per_partner_concurrency,omitempty"`
+
 	// MaxSubscriptionsPerPartner caps each partner's subscriptions; one
 	// more is refused with 409. Default: 100.
 	MaxSubscriptionsPerPartner int `json:"max_subscriptions_per_partner,omitempty"`
@@ -97,6 +103,7 @@ type WebhooksConfig struct {
 //		dead_retention                <duration>   # default 7d
 //		per_target_concurrency        <n>          # default 4
 //		workers                       <n>          # default 64
+//		per_partner_concurrency       <n>          # default workers/4 (16), at most workers
 //		max_subscriptions_per_partner <n>          # default 100
 //		allow_http                                 # default off: https only
 //		allow_networks                <cidr|ip...> [{   # repeatable; default none
@@ -135,6 +142,8 @@ func (c *WebhooksConfig) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 			err = parsePositiveIntArg(d, &c.PerTargetConcurrency)
 		case "workers":
 			err = parsePositiveIntArg(d, &c.Workers)
+		case "per_partner_concurrency":
+			err = parsePositiveIntArg(d, &c.PerPartnerConcurrency)
 		case "max_subscriptions_per_partner":
 			err = parsePositiveIntArg(d, &c.MaxSubscriptionsPerPartner)
 		case "allow_http":
@@ -242,6 +251,7 @@ func (c *WebhooksConfig) withDefaults() (*WebhooksConfig, error) {
 		"timeout": int64(out.Timeout), "retry_period": int64(out.RetryPeriod),
 		"dead_retention": int64(out.DeadRetention), "max_attempts": int64(out.MaxAttempts),
 		"per_target_concurrency": int64(out.PerTargetConcurrency), "workers": int64(out.Workers),
+		"per_partner_concurrency":       int64(out.PerPartnerConcurrency),
 		"max_subscriptions_per_partner": int64(out.MaxSubscriptionsPerPartner),
 	} {
 		if v < 0 {
@@ -257,6 +267,10 @@ func (c *WebhooksConfig) withDefaults() (*WebhooksConfig, error) {
 	if out.RetryPeriod > caddy.Duration(defaultWebhookRetryPeriod) {
 		errs = append(errs, fmt.Sprintf("retry_period (%s) is longer than the interface allows (%s)",
 			time.Duration(out.RetryPeriod), defaultWebhookRetryPeriod))
+	}
+	if out.PerPartnerConcurrency > out.Workers {
+		errs = append(errs, fmt.Sprintf("per_partner_concurrency (%d) is more than workers (%d)",
+			out.PerPartnerConcurrency, out.Workers))
 	}
 	if out.Timeout > out.RetryPeriod {
 		errs = append(errs, fmt.Sprintf("timeout (%s) is longer than retry_period (%s)",

@@ -135,7 +135,8 @@ func (a *App) startWebhooks(st *sharedState) error {
 	rt := v.(*webhookRuntime)
 	if created {
 		logger.Info("webhook dispatcher started",
-			zap.Int("workers", want.Workers), zap.Int("max_attempts", want.MaxAttempts),
+			zap.Int("workers", want.Workers), zap.Int("per_partner_concurrency", rt.svc.Settings().PerPartnerConcurrency),
+			zap.Int("max_attempts", want.MaxAttempts),
 			zap.Duration("retry_period", want.RetryPeriod), zap.Duration("timeout", want.Timeout))
 	} else {
 		logger.Info("webhook dispatcher kept across reload")

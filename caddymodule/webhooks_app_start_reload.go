@@ -15,6 +15,7 @@ import (
 type webhookSettings struct {
 	Timeout, RetryPeriod, DeadRetention time.Duration
 	MaxAttempts, PerTarget, Workers     int
+	PerPartner                          int // 0: the service's default
 	MaxSubscriptions                    int
 	AllowHTTP, StandardWebhooks         bool
 	UserAgent                           string
@@ -26,8 +27,9 @@ func (c *WebhooksConfig) settings() webhookSettings {
 	return webhookSettings{
 		Timeout: time.Duration(c.Timeout), RetryPeriod: time.Duration(c.RetryPeriod),
 		DeadRetention: time.Duration(c.DeadRetention), MaxAttempts: c.MaxAttempts,
-		PerTarget: c.PerTargetConcurrency, Workers: c.Workers, MaxSubscriptions: c.MaxSubscriptionsPerPartner,
-		AllowHTTP: c.AllowHTTP, StandardWebhooks: c.StandardWebhooks, UserAgent: c.UserAgent,
+		PerTarget: c.PerTargetConcurrency, Workers: c.Workers, PerPartner: c.PerPartnerConcurrency,
+		MaxSubscriptions: c.MaxSubscriptionsPerPartner,
+		AllowHTTP:        c.AllowHTTP, StandardWebhooks: c.StandardWebhooks, UserAgent: c.UserAgent,
 		Allow: slices.Clone(c.allow), Forbidden: slices.Clone(c.forbidden),
 	}
 }
@@ -51,6 +53,7 @@ func (s webhookSettings) changes(o webhookSettings) []zap.Field {
 	dur("dead_retention", s.DeadRetention, o.DeadRetention)
 	num("per_target_concurrency", s.PerTarget, o.PerTarget)
 	num("workers", s.Workers, o.Workers)
+	num("per_partner_concurrency", s.PerPartner, o.PerPartner)
 	num("max_subscriptions_per_partner", s.MaxSubscriptions, o.MaxSubscriptions)
 	flag("allow_http", s.AllowHTTP, o.AllowHTTP)
 	flag("standard_webhooks", s.StandardWebhooks, o.StandardWebhooks)
@@ -85,6 +88,7 @@ func (rt *webhookRuntime) options(w webhookSettings, logger *zap.Logger) webhook
 		DeadRetention:              w.DeadRetention,
 		PerTargetConcurrency:       w.PerTarget,
 		Workers:                    w.Workers,
+		PerPartnerConcurrency:      w.PerPartner,
 		UserAgent:                  w.UserAgent,
 		StandardWebhooks:           w.StandardWebhooks,
 		WebhookKey:                 rt.webhookKey,
