@@ -39,7 +39,7 @@ func startTestApp(t *testing.T, cfg *WebhooksConfig) *App {
 
 // loopbackHooks is a webhooks block that accepts http://127.0.0.1 targets.
 func loopbackHooks() *WebhooksConfig {
-	return &WebhooksConfig{AllowHTTP: true, AllowNetworks: []string{"127.0.0.0/8"}}
+	return &WebhooksConfig{AllowHTTP: true, AllowNetworks: []AllowNetwork{{Networks: []string{"127.0.0.0/8"}}}}
 }
 
 type subsClient struct {

@@ -2,7 +2,6 @@ package caddymodule
 
 import (
 	"fmt"
-	"net/netip"
 	"slices"
 	"strconv"
 	"strings"
@@ -10,6 +9,8 @@ import (
 
 	"github.com/caddyserver/caddy/v2"
 	"github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
+
+	"github.com/fulfilgate/fulfilgate/webhooks"
 )
 
 // Defaults of WebhooksConfig (decisions §4 and §5).
@@ -57,6 +58,12 @@ type WebhooksConfig struct {
 	// Default: 64.
 	Workers int `json:"workers,omitempty"`
 
+	// PerPartnerConcurrency caps one partner's attempts in flight, so that
+	// its slow or dead receivers hold at most this many workers; partners
+	// with due deliveries take free workers in turn. Default: a quarter of
+	// workers (16 of 64), at least 1; at most workers.
+	PerPartnerConcurrency int `json:"per_partner_concurrency,omitempty"`
+
 	// MaxSubscriptionsPerPartner caps each partner's subscriptions; one
 	// more is refused with 409. Default: 100.
 	MaxSubscriptionsPerPartner int `json:"max_subscriptions_per_partner,omitempty"`
@@ -65,10 +72,12 @@ type WebhooksConfig struct {
 	// (https only). Meant for tests and demos.
 	AllowHTTP bool `json:"allow_http,omitempty"`
 
-	// AllowNetworks are networks (CIDR, or a single address) that may be
-	// registered and dialled although the SSRF rules refuse them (loopback,
-	// private, link-local, multicast, unspecified). Default: none.
-	AllowNetworks []string `json:"allow_networks,omitempty"`
+	// AllowNetworks are exemptions from the SSRF rules (which refuse
+	// loopback, private, link-local, multicast and unspecified addresses):
+	// networks, at the ports and for the partners each names, that may be
+	// registered and dialled. Default: none. The gateway's own listeners
+	// (admin endpoint, servers) are never exempted.
+	AllowNetworks []AllowNetwork `json:"allow_networks,omitempty"`
 
 	// StandardWebhooks also sends the Standard Webhooks headers
 	// webhook-id, webhook-timestamp and webhook-signature beside the
@@ -79,8 +88,9 @@ type WebhooksConfig struct {
 	// with the gateway module's version.
 	UserAgent string `json:"user_agent,omitempty"`
 
-	allow []netip.Prefix  // parsed AllowNetworks
-	rt    *webhookRuntime // set by startWebhooks
+	allow     []webhooks.AllowRule       // parsed AllowNetworks
+	forbidden []webhooks.ForbiddenTarget // the gateway's own listeners, set by startWebhooks
+	rt        *webhookRuntime            // set by startWebhooks
 }
 
 // UnmarshalCaddyfile parses the "webhooks" block of the fulfilment global
@@ -93,15 +103,19 @@ type WebhooksConfig struct {
 //		dead_retention                <duration>   # default 7d
 //		per_target_concurrency        <n>          # default 4
 //		workers                       <n>          # default 64
+//		per_partner_concurrency       <n>          # default workers/4 (16), at most workers
 //		max_subscriptions_per_partner <n>          # default 100
 //		allow_http                                 # default off: https only
-//		allow_networks                <cidr|ip...> # repeatable; default none
+//		allow_networks                <cidr|ip...> [{   # repeatable; default none
+//			ports    <port|low-high>...         # default every port (warned)
+//			partners <partner-id>...            # default every partner
+//		}]
 //		standard_webhooks                          # default off
 //		user_agent                    <string>     # default Fulfilgate-Webhooks/<version>
 //	}
 //
 // Durations take Caddy's units (ms, s, m, h, d). Each option may appear
-// once, except allow_networks, whose arguments add up.
+// once, except allow_networks: each line is one exemption.
 func (c *WebhooksConfig) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 	d.Next() // consume "webhooks"
 	if d.NextArg() {
@@ -128,6 +142,8 @@ func (c *WebhooksConfig) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 			err = parsePositiveIntArg(d, &c.PerTargetConcurrency)
 		case "workers":
 			err = parsePositiveIntArg(d, &c.Workers)
+		case "per_partner_concurrency":
+			err = parsePositiveIntArg(d, &c.PerPartnerConcurrency)
 		case "max_subscriptions_per_partner":
 			err = parsePositiveIntArg(d, &c.MaxSubscriptionsPerPartner)
 		case "allow_http":
@@ -141,16 +157,11 @@ func (c *WebhooksConfig) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 				return d.ArgErr()
 			}
 		case "allow_networks":
-			args := d.RemainingArgs()
-			if len(args) == 0 {
-				return d.ArgErr()
+			n, err := parseAllowNetwork(d)
+			if err != nil {
+				return err
 			}
-			for _, a := range args {
-				if _, err := parseNetwork(a); err != nil {
-					return d.Errf("allow_networks: %v", err)
-				}
-			}
-			c.AllowNetworks = append(c.AllowNetworks, args...)
+			c.AllowNetworks = append(c.AllowNetworks, n)
 		case "user_agent":
 			if !d.NextArg() {
 				return d.ArgErr()
@@ -206,30 +217,13 @@ func parsePositiveIntArg(d *caddyfile.Dispenser, into *int) error {
 	return nil
 }
 
-// parseNetwork reads a CIDR prefix or a single address (a one-address
-// prefix), in canonical (masked) form.
-func parseNetwork(s string) (netip.Prefix, error) {
-	if strings.Contains(s, "/") {
-		p, err := netip.ParsePrefix(s)
-		if err != nil {
-			return netip.Prefix{}, fmt.Errorf("%q is not a CIDR network", s)
-		}
-		return p.Masked(), nil
-	}
-	a, err := netip.ParseAddr(s)
-	if err != nil {
-		return netip.Prefix{}, fmt.Errorf("%q is neither a CIDR network nor an IP address", s)
-	}
-	return netip.PrefixFrom(a, a.BitLen()), nil
-}
-
 // withDefaults returns a copy of c (which may be nil) with every unset
 // field given its default, the networks parsed, and the values checked.
 func (c *WebhooksConfig) withDefaults() (*WebhooksConfig, error) {
 	out := new(WebhooksConfig)
 	if c != nil {
 		*out = *c
-		out.AllowNetworks = append([]string(nil), c.AllowNetworks...)
+		out.AllowNetworks = slices.Clone(c.AllowNetworks)
 	}
 	setDur := func(v *caddy.Duration, def time.Duration) {
 		if *v == 0 {
@@ -257,6 +251,7 @@ func (c *WebhooksConfig) withDefaults() (*WebhooksConfig, error) {
 		"timeout": int64(out.Timeout), "retry_period": int64(out.RetryPeriod),
 		"dead_retention": int64(out.DeadRetention), "max_attempts": int64(out.MaxAttempts),
 		"per_target_concurrency": int64(out.PerTargetConcurrency), "workers": int64(out.Workers),
+		"per_partner_concurrency":       int64(out.PerPartnerConcurrency),
 		"max_subscriptions_per_partner": int64(out.MaxSubscriptionsPerPartner),
 	} {
 		if v < 0 {
@@ -273,6 +268,10 @@ func (c *WebhooksConfig) withDefaults() (*WebhooksConfig, error) {
 		errs = append(errs, fmt.Sprintf("retry_period (%s) is longer than the interface allows (%s)",
 			time.Duration(out.RetryPeriod), defaultWebhookRetryPeriod))
 	}
+	if out.PerPartnerConcurrency > out.Workers {
+		errs = append(errs, fmt.Sprintf("per_partner_concurrency (%d) is more than workers (%d)",
+			out.PerPartnerConcurrency, out.Workers))
+	}
 	if out.Timeout > out.RetryPeriod {
 		errs = append(errs, fmt.Sprintf("timeout (%s) is longer than retry_period (%s)",
 			time.Duration(out.Timeout), time.Duration(out.RetryPeriod)))
@@ -280,13 +279,13 @@ func (c *WebhooksConfig) withDefaults() (*WebhooksConfig, error) {
 	if strings.ContainsAny(out.UserAgent, "\r\n") {
 		errs = append(errs, "user_agent must be one line")
 	}
-	for _, s := range out.AllowNetworks {
-		p, err := parseNetwork(s)
+	for _, n := range out.AllowNetworks {
+		r, err := n.rule()
 		if err != nil {
 			errs = append(errs, "allow_networks: "+err.Error())
 			continue
 		}
-		out.allow = append(out.allow, p)
+		out.allow = append(out.allow, r)
 	}
 	if len(errs) > 0 {
 		slices.Sort(errs)

@@ -44,6 +44,13 @@ func (a *App) provisionWebhooks(ctx caddy.Context) error {
 		return err
 	}
 	a.Webhooks = cfg
+	for _, n := range cfg.AllowNetworks {
+		if len(n.Ports) == 0 {
+			a.logger.Warn("webhooks: allow_networks without ports exempts every port of these networks "+
+				"(name the receivers' ports: allow_networks <network> { ports <port> })",
+				zap.Strings("networks", n.Networks), zap.Strings("partners", n.Partners))
+		}
+	}
 	if err := registerWebhookMetrics(ctx.GetMetricsRegistry()); err != nil {
 		return fmt.Errorf("webhooks: registering metrics: %w", err)
 	}
@@ -103,6 +110,12 @@ func (a *App) startWebhooks(st *sharedState) error {
 		a.Webhooks = cfg
 	}
 	logger := a.logger.Named("webhooks")
+	forbidden, notes := ownListeners(a.ctx)
+	cfg.forbidden = forbidden
+	for _, n := range notes {
+		logger.Warn("webhooks: " + n)
+	}
+	logger.Info("webhooks are never sent to the gateway's own listeners", zap.Strings("listeners", describe(forbidden)))
 	want := cfg.settings()
 	created := false
 	v, err := st.service("webhooks", func() (any, error) {
@@ -122,7 +135,8 @@ func (a *App) startWebhooks(st *sharedState) error {
 	rt := v.(*webhookRuntime)
 	if created {
 		logger.Info("webhook dispatcher started",
-			zap.Int("workers", want.Workers), zap.Int("max_attempts", want.MaxAttempts),
+			zap.Int("workers", want.Workers), zap.Int("per_partner_concurrency", rt.svc.Settings().PerPartnerConcurrency),
+			zap.Int("max_attempts", want.MaxAttempts),
 			zap.Duration("retry_period", want.RetryPeriod), zap.Duration("timeout", want.Timeout))
 	} else {
 		logger.Info("webhook dispatcher kept across reload")

@@ -2,7 +2,6 @@ package caddymodule
 
 import (
 	"fmt"
-	"net/netip"
 	"slices"
 	"time"
 
@@ -16,19 +15,22 @@ import (
 type webhookSettings struct {
 	Timeout, RetryPeriod, DeadRetention time.Duration
 	MaxAttempts, PerTarget, Workers     int
+	PerPartner                          int // 0: the service's default
 	MaxSubscriptions                    int
 	AllowHTTP, StandardWebhooks         bool
 	UserAgent                           string
-	Allow                               []netip.Prefix
+	Allow                               []webhooks.AllowRule
+	Forbidden                           []webhooks.ForbiddenTarget // the gateway's own listeners
 }
 
 func (c *WebhooksConfig) settings() webhookSettings {
 	return webhookSettings{
 		Timeout: time.Duration(c.Timeout), RetryPeriod: time.Duration(c.RetryPeriod),
 		DeadRetention: time.Duration(c.DeadRetention), MaxAttempts: c.MaxAttempts,
-		PerTarget: c.PerTargetConcurrency, Workers: c.Workers, MaxSubscriptions: c.MaxSubscriptionsPerPartner,
-		AllowHTTP: c.AllowHTTP, StandardWebhooks: c.StandardWebhooks, UserAgent: c.UserAgent,
-		Allow: slices.Clone(c.allow),
+		PerTarget: c.PerTargetConcurrency, Workers: c.Workers, PerPartner: c.PerPartnerConcurrency,
+		MaxSubscriptions: c.MaxSubscriptionsPerPartner,
+		AllowHTTP:        c.AllowHTTP, StandardWebhooks: c.StandardWebhooks, UserAgent: c.UserAgent,
+		Allow: slices.Clone(c.allow), Forbidden: slices.Clone(c.forbidden),
 	}
 }
 
@@ -51,18 +53,24 @@ func (s webhookSettings) changes(o webhookSettings) []zap.Field {
 	dur("dead_retention", s.DeadRetention, o.DeadRetention)
 	num("per_target_concurrency", s.PerTarget, o.PerTarget)
 	num("workers", s.Workers, o.Workers)
+	num("per_partner_concurrency", s.PerPartner, o.PerPartner)
 	num("max_subscriptions_per_partner", s.MaxSubscriptions, o.MaxSubscriptions)
 	flag("allow_http", s.AllowHTTP, o.AllowHTTP)
 	flag("standard_webhooks", s.StandardWebhooks, o.StandardWebhooks)
 	add("user_agent", s.UserAgent, o.UserAgent, s.UserAgent != o.UserAgent)
-	nets := func(p []netip.Prefix) []string {
-		out := make([]string, len(p))
-		for i, x := range p {
-			out[i] = x.String()
-		}
-		return out
+	was, now := describe(s.Allow), describe(o.Allow)
+	add("allow_networks", was, now, !slices.Equal(was, now))
+	was, now = describe(s.Forbidden), describe(o.Forbidden)
+	add("own_listeners", was, now, !slices.Equal(was, now))
+	return out
+}
+
+// describe lists xs as strings (for logs).
+func describe[T fmt.Stringer](xs []T) []string {
+	out := make([]string, len(xs))
+	for i, x := range xs {
+		out[i] = x.String()
 	}
-	add("allow_networks", nets(s.Allow), nets(o.Allow), !slices.Equal(s.Allow, o.Allow))
 	return out
 }
 
@@ -73,13 +81,14 @@ func (rt *webhookRuntime) options(w webhookSettings, logger *zap.Logger) webhook
 		Logger:                     logger,
 		MaxSubscriptionsPerPartner: w.MaxSubscriptions,
 		AllowHTTP:                  w.AllowHTTP,
-		Policy:                     &webhooks.NetPolicy{Allow: slices.Clone(w.Allow)},
+		Policy:                     &webhooks.NetPolicy{Allow: slices.Clone(w.Allow), Forbidden: slices.Clone(w.Forbidden)},
 		Timeout:                    w.Timeout,
 		MaxAttempts:                w.MaxAttempts,
 		RetryPeriod:                w.RetryPeriod,
 		DeadRetention:              w.DeadRetention,
 		PerTargetConcurrency:       w.PerTarget,
 		Workers:                    w.Workers,
+		PerPartnerConcurrency:      w.PerPartner,
 		UserAgent:                  w.UserAgent,
 		StandardWebhooks:           w.StandardWebhooks,
 		WebhookKey:                 rt.webhookKey,

@@ -1,6 +1,7 @@
 package caddymodule
 
 import (
+	"encoding/json"
 	"net/netip"
 	"reflect"
 	"strings"
@@ -9,6 +10,8 @@ import (
 
 	"github.com/caddyserver/caddy/v2"
 	"github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
+
+	"github.com/fulfilgate/fulfilgate/webhooks"
 )
 
 func TestWebhooksConfigCaddyfile(t *testing.T) {
@@ -26,12 +29,18 @@ func TestWebhooksConfigCaddyfile(t *testing.T) {
 		{name: "max attempts", input: "webhooks {\n max_attempts 3\n}", want: WebhooksConfig{MaxAttempts: 3}},
 		{name: "per target", input: "webhooks {\n per_target_concurrency 2\n}", want: WebhooksConfig{PerTargetConcurrency: 2}},
 		{name: "workers", input: "webhooks {\n workers 8\n}", want: WebhooksConfig{Workers: 8}},
+		{name: "per partner", input: "webhooks {\n per_partner_concurrency 3\n}", want: WebhooksConfig{PerPartnerConcurrency: 3}},
+		{name: "per partner zero", input: "webhooks {\n per_partner_concurrency 0\n}", wantErr: "per_partner_concurrency must be a positive integer"},
 		{name: "max subscriptions", input: "webhooks {\n max_subscriptions_per_partner 5\n}", want: WebhooksConfig{MaxSubscriptionsPerPartner: 5}},
 		{name: "allow http", input: "webhooks {\n allow_http\n}", want: WebhooksConfig{AllowHTTP: true}},
 		{name: "standard webhooks", input: "webhooks {\n standard_webhooks\n}", want: WebhooksConfig{StandardWebhooks: true}},
 		{name: "user agent", input: "webhooks {\n user_agent \"Acme Hooks/1.0\"\n}", want: WebhooksConfig{UserAgent: "Acme Hooks/1.0"}},
 		{name: "allow networks repeat", input: "webhooks {\n allow_networks 127.0.0.0/8 ::1\n allow_networks 10.1.0.0/16\n}",
-			want: WebhooksConfig{AllowNetworks: []string{"127.0.0.0/8", "::1", "10.1.0.0/16"}}},
+			want: WebhooksConfig{AllowNetworks: []AllowNetwork{{Networks: []string{"127.0.0.0/8", "::1"}}, {Networks: []string{"10.1.0.0/16"}}}}},
+		{name: "allow networks scoped", input: "webhooks {\n allow_networks 127.0.0.1 {\n  ports 9090 9100-9199\n  partners acme globex\n }\n allow_networks 10.1.0.0/16 {\n  ports 443\n }\n}",
+			want: WebhooksConfig{AllowNetworks: []AllowNetwork{
+				{Networks: []string{"127.0.0.1"}, Ports: []string{"9090", "9100-9199"}, Partners: []string{"acme", "globex"}},
+				{Networks: []string{"10.1.0.0/16"}, Ports: []string{"443"}}}}},
 		{name: "everything", input: `webhooks {
 	timeout 5s
 	max_attempts 3
@@ -46,7 +55,7 @@ func TestWebhooksConfigCaddyfile(t *testing.T) {
 	user_agent ua
 }`, want: WebhooksConfig{Timeout: caddy.Duration(5 * time.Second), MaxAttempts: 3, RetryPeriod: caddy.Duration(5 * time.Second),
 			DeadRetention: caddy.Duration(time.Hour), PerTargetConcurrency: 1, Workers: 2, MaxSubscriptionsPerPartner: 7,
-			AllowHTTP: true, AllowNetworks: []string{"127.0.0.0/8"}, StandardWebhooks: true, UserAgent: "ua"}},
+			AllowHTTP: true, AllowNetworks: []AllowNetwork{{Networks: []string{"127.0.0.0/8"}}}, StandardWebhooks: true, UserAgent: "ua"}},
 
 		{name: "argument on block", input: "webhooks x", wantErr: "wrong argument count"},
 		{name: "unknown option", input: "webhooks {\n retries 3\n}", wantErr: `unknown webhooks option "retries"`},
@@ -69,6 +78,12 @@ func TestWebhooksConfigCaddyfile(t *testing.T) {
 		{name: "networks missing", input: "webhooks {\n allow_networks\n}", wantErr: "wrong argument count"},
 		{name: "networks bad cidr", input: "webhooks {\n allow_networks 10.0.0.0/33\n}", wantErr: "not a CIDR network"},
 		{name: "networks bad ip", input: "webhooks {\n allow_networks localhost\n}", wantErr: "neither a CIDR network nor an IP address"},
+		{name: "networks bad port", input: "webhooks {\n allow_networks 127.0.0.1 {\n  ports 70000\n }\n}", wantErr: "neither a port"},
+		{name: "networks reversed ports", input: "webhooks {\n allow_networks 127.0.0.1 {\n  ports 9100-9000\n }\n}", wantErr: "neither a port"},
+		{name: "networks empty ports", input: "webhooks {\n allow_networks 127.0.0.1 {\n  ports\n }\n}", wantErr: "wrong argument count"},
+		{name: "networks empty partners", input: "webhooks {\n allow_networks 127.0.0.1 {\n  partners\n }\n}", wantErr: "wrong argument count"},
+		{name: "networks ports twice", input: "webhooks {\n allow_networks 127.0.0.1 {\n  ports 1\n  ports 2\n }\n}", wantErr: `"ports" given twice`},
+		{name: "networks unknown option", input: "webhooks {\n allow_networks 127.0.0.1 {\n  hosts a\n }\n}", wantErr: `unknown allow_networks option "hosts"`},
 		{name: "user agent missing", input: "webhooks {\n user_agent\n}", wantErr: "wrong argument count"},
 		{name: "user agent extra", input: "webhooks {\n user_agent a b\n}", wantErr: "wrong argument count"},
 	}
@@ -111,11 +126,16 @@ func TestWebhooksConfigDefaults(t *testing.T) {
 }
 
 func TestWebhooksConfigValidate(t *testing.T) {
-	c, err := (&WebhooksConfig{AllowNetworks: []string{"127.1.2.3/8", "::1"}}).withDefaults()
+	c, err := (&WebhooksConfig{AllowNetworks: []AllowNetwork{{Networks: []string{"127.1.2.3/8", "::1"}},
+		{Networks: []string{"10.0.0.1"}, Ports: []string{"443", "9000-9099"}, Partners: []string{"acme"}}}}).withDefaults()
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8"), netip.MustParsePrefix("::1/128")}
+	want := []webhooks.AllowRule{
+		{Networks: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8"), netip.MustParsePrefix("::1/128")}},
+		{Networks: []netip.Prefix{netip.MustParsePrefix("10.0.0.1/32")}, Ports: []webhooks.PortRange{{First: 443, Last: 443}, {First: 9000, Last: 9099}},
+			Partners: []string{"acme"}},
+	}
 	if !reflect.DeepEqual(c.allow, want) {
 		t.Fatalf("allow = %v, want %v", c.allow, want)
 	}
@@ -126,7 +146,11 @@ func TestWebhooksConfigValidate(t *testing.T) {
 		{WebhooksConfig{Timeout: caddy.Duration(time.Minute), RetryPeriod: caddy.Duration(time.Second)}, "timeout (1m0s) is longer than retry_period (1s)"},
 		{WebhooksConfig{MaxAttempts: -1}, "max_attempts must be positive"},
 		{WebhooksConfig{Workers: -1}, "workers must be positive"},
-		{WebhooksConfig{AllowNetworks: []string{"nowhere"}}, "allow_networks:"},
+		{WebhooksConfig{Workers: 8, PerPartnerConcurrency: 9}, "per_partner_concurrency (9) is more than workers (8)"},
+		{WebhooksConfig{AllowNetworks: []AllowNetwork{{Networks: []string{"nowhere"}}}}, "allow_networks:"},
+		{WebhooksConfig{AllowNetworks: []AllowNetwork{{}}}, "allow_networks: an entry names no network"},
+		{WebhooksConfig{AllowNetworks: []AllowNetwork{{Networks: []string{"::1"}, Ports: []string{"0"}}}}, "allow_networks:"},
+		{WebhooksConfig{AllowNetworks: []AllowNetwork{{Networks: []string{"::1"}, Partners: []string{""}}}}, "allow_networks: partner"},
 		{WebhooksConfig{UserAgent: "a\r\nX-Evil: 1"}, "user_agent must be one line"},
 	} {
 		if _, err := tt.in.withDefaults(); err == nil || !strings.Contains(err.Error(), tt.wantErr) {
@@ -152,5 +176,24 @@ func TestWebhooksConfigInterfaceLimits(t *testing.T) {
 		if _, err := ok.withDefaults(); err != nil {
 			t.Errorf("%+v refused: %v", ok, err)
 		}
+	}
+}
+
+// allow_networks in JSON: the earlier form, a string naming a network
+// (every port, every partner), still loads, beside the object form; an
+// unknown field in the object is refused.
+func TestAllowNetworksJSON(t *testing.T) {
+	var c WebhooksConfig
+	in := `{"allow_networks":["127.0.0.0/8",{"networks":["10.0.0.0/8"],"ports":["443"],"partners":["acme"]}]}`
+	if err := json.Unmarshal([]byte(in), &c); err != nil {
+		t.Fatal(err)
+	}
+	want := []AllowNetwork{{Networks: []string{"127.0.0.0/8"}},
+		{Networks: []string{"10.0.0.0/8"}, Ports: []string{"443"}, Partners: []string{"acme"}}}
+	if !reflect.DeepEqual(c.AllowNetworks, want) {
+		t.Fatalf("allow_networks %+v, want %+v", c.AllowNetworks, want)
+	}
+	if err := json.Unmarshal([]byte(`{"allow_networks":[{"network":"10.0.0.0/8"}]}`), &c); err == nil {
+		t.Fatal("an unknown field in an allow_networks entry was accepted")
 	}
 }

@@ -45,12 +45,12 @@ func subBody(url, event string) string {
 	return string(b)
 }
 
-// SSRF at registration, with the demo's allow_networks line removed (plain
+// SSRF at registration, with the demo's allow_networks lines removed (plain
 // http stays allowed, so every refusal below is the address policy's).
 func TestHostileSubscriptionSSRF(t *testing.T) {
 	t.Parallel()
 	cf := repoCaddyfile(t)
-	const allow = "\t\t\tallow_networks 127.0.0.0/8\n"
+	const allow = "\t\t\tallow_networks 127.0.0.1 {\n\t\t\t\tports {$FULFILGATE_RECEIVER_PORTS:9090}\n\t\t\t}\n"
 	if !strings.Contains(cf, allow) {
 		t.Fatalf("the demo Caddyfile no longer has %q", allow)
 	}
@@ -320,4 +320,48 @@ func TestHostileSubscriptionRaces(t *testing.T) {
 		t.Errorf("20 racing identical posts stored %d subscriptions", n)
 	}
 	g.stillHealthy(t, c.tok)
+}
+
+// A subscription whose URL is stored in another form than it is compared
+// in (an upper-case scheme, a non-ASCII path) can be deleted and created
+// again, cycle after cycle: each create is a 201, never a 404 left by the
+// delete.
+func TestHostileSubscriptionDeleteAndCreateAgain(t *testing.T) {
+	t.Parallel()
+	g := startRepoGateway(t, repoCaddyfile(t))
+	c := subsClient{t, g, hostileToken(t, g.Base, demoClientID, demoClientSecret)}
+	for _, u := range []string{"HTTP://127.0.0.1:9/upper", "http://127.0.0.1:9/ünïcödé"} {
+		for cycle := 1; cycle <= 3; cycle++ {
+			status, _, body := c.post(subBody(u, "label-status"))
+			if status != http.StatusCreated {
+				t.Fatalf("%s, cycle %d: create %d %s, want 201", u, cycle, status, body)
+			}
+			var s struct{ ID string }
+			_ = json.Unmarshal(body, &s)
+			if status, _, body := do(t, http.MethodDelete, g.Base+"/api/fulfilment/v4/subscriptions/"+s.ID, nil,
+				"Authorization", "Bearer "+c.tok); status != http.StatusNoContent {
+				t.Fatalf("%s, cycle %d: delete %d %s", u, cycle, status, body)
+			}
+		}
+	}
+	if l := c.list(); strings.Contains(l, `"id"`) {
+		t.Fatalf("subscriptions left: %s", l)
+	}
+}
+
+// Registration does not tell which host names exist: a name that does not
+// resolve gets the very same 400 as an address the policy refuses.
+func TestHostileRegistrationDoesNotRevealHostNames(t *testing.T) {
+	t.Parallel()
+	g := startRepoGateway(t, repoCaddyfile(t))
+	c := subsClient{t, g, hostileToken(t, g.Base, demoClientID, demoClientSecret)}
+	details := map[string]string{}
+	for _, u := range []string{"https://no-such-host.invalid/h", "https://10.0.0.1/h", "https://localhost/h"} {
+		status, h, body := c.post(subBody(u, "label-status"))
+		badField(t, u, status, h, body, "notificationUrl")
+		details[problemDetail(body)] = u
+	}
+	if len(details) != 1 {
+		t.Fatalf("refusals differ: %v; want one answer for a name that does not resolve and refused addresses", details)
+	}
 }

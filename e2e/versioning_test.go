@@ -25,6 +25,13 @@ type repoGateway struct {
 	DataDir   string // the fulfilment app's Badger dir
 }
 
+// demoReceiverPorts are the ports the demo Caddyfile lets webhooks reach on
+// 127.0.0.1 in the tests: 9 (nothing listens there: a target that refuses
+// connections) and the kernels' ephemeral ranges, where the tests'
+// receivers (httptest servers) listen. The gateways' own ports (freePort)
+// are below them.
+const demoReceiverPorts = "9 32768-65535"
+
 // startRepoGateway runs caddyfile (normally repoCaddyfile(t)) with the demo's
 // environment variables pointing at free ports and a fresh data dir.
 func startRepoGateway(t testing.TB, caddyfile string) *repoGateway {
@@ -47,6 +54,7 @@ func newRepoGateway(t testing.TB, caddyfile string) *repoGateway {
 		fmt.Sprintf("FULFILGATE_PORT=%d", port),
 		fmt.Sprintf("WMS_PORT=%d", wms),
 		"FULFILGATE_DATA=" + filepath.Join(dir, "data"),
+		"FULFILGATE_RECEIVER_PORTS=" + demoReceiverPorts,
 		"HOME=" + dir,
 		"XDG_DATA_HOME=" + filepath.Join(dir, "xdg-data"),
 		"XDG_CONFIG_HOME=" + filepath.Join(dir, "xdg-config"),

@@ -50,3 +50,31 @@ func TestWebhooksReloadAppliesSettings(t *testing.T) {
 		t.Fatalf("dispatcher started %d times: the reload restarted it", n)
 	}
 }
+
+// A reload that removes allow_http stops deliveries to existing http://
+// subscriptions at their next attempt: the receiver gets nothing more,
+// the attempt is recorded as refused, and the delivery stays queued (it is
+// not dropped); a reload that allows http again lets the retry through.
+func TestWebhooksReloadWithoutAllowHTTPRefusesHTTPDeliveries(t *testing.T) {
+	t.Parallel()
+	const rest = "allow_networks 127.0.0.0/8\n timeout 2s\n max_attempts 50\n retry_period 10m"
+	g := startHooksGateway(t, "allow_http\n "+rest)
+	tok := g.token(t, "acme-client", whAcmeSecret)
+	gr := newWhGoReceiver(t, whOK200)
+	sub := g.subscribe(t, tok, gr.URL+"/plain", "label-status")
+	g.Reload(webhooksCaddyfile(rest))
+	id := g.sendTest(t, sub)
+	whEventually(t, whTimeout, "a refused attempt", func() bool {
+		q := g.deliveries(t, "queued", "")
+		return len(q) == 1 && q[0].Attempts >= 1
+	})
+	q := g.deliveries(t, "queued", "")
+	if q[0].ID != id || !strings.Contains(q[0].Log[0].Error, "plain http") {
+		t.Fatalf("queued %+v, want the delivery with a refusal naming plain http", q)
+	}
+	if n := len(gr.attempts(id)); n != 0 {
+		t.Fatalf("the receiver got %d requests over plain http after allow_http was removed", n)
+	}
+	g.Reload(webhooksCaddyfile("allow_http\n " + rest))
+	whEventually(t, whTimeout, "delivered after allow_http came back", func() bool { return len(gr.attempts(id)) == 1 })
+}

@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"net/url"
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -60,6 +61,13 @@ func (s *Service) send(ctx context.Context, cfg *settings, d *delivery, n int) (
 	start := time.Now()
 	defer func() { rec.Latency = time.Since(start) }()
 
+	// The URL is checked again under the settings in force: a scheme
+	// allowed at registration may not be any more (the addresses are
+	// checked on every dial, by the client's dialer).
+	if reason := refusedURL(d.URL, cfg.opts.AllowHTTP); reason != "" {
+		rec.Error = reason
+		return rec, false
+	}
 	key, err := cfg.opts.WebhookKey(d.PartnerID)
 	if err != nil {
 		rec.Error = "webhook key: " + err.Error()
@@ -86,7 +94,7 @@ func (s *Service) send(ctx context.Context, cfg *settings, d *delivery, n int) (
 		h["webhook-timestamp"] = []string{strconv.FormatInt(ts, 10)}
 		h["webhook-signature"] = []string{StandardSignature(key, d.ID, ts, body)}
 	}
-	resp, err := cfg.client.Do(req)
+	resp, err := cfg.clientFor(d.PartnerID).Do(req)
 	if err != nil {
 		rec.Error = attemptError(ctx, err, cfg.opts.Timeout)
 		return rec, false
@@ -101,6 +109,21 @@ func (s *Service) send(ctx context.Context, cfg *settings, d *delivery, n int) (
 		rec.Error = "redirect not followed"
 	}
 	return rec, false
+}
+
+// refusedURL returns why rawURL may not be called under the current
+// settings ("" if it may): a refused attempt is a failed one, recorded with
+// this reason and retried, so the delivery goes through if the settings
+// change back within the retry period.
+func refusedURL(rawURL string, allowHTTP bool) string {
+	_, err := validateURL(rawURL, allowHTTP)
+	switch {
+	case err == nil:
+		return ""
+	case !allowHTTP && strings.HasPrefix(strings.ToLower(rawURL), "http:"):
+		return "refused: plain http notification URLs are not allowed (https only)"
+	}
+	return "refused: " + err.Error()
 }
 
 // attemptError describes a transport failure without the URL (which may
@@ -129,7 +152,7 @@ func (s *Service) run(d *delivery, oldKey []byte, tgt string) {
 		if s.testBeforeRelease != nil {
 			s.testBeforeRelease()
 		}
-		s.releaseSlot(tgt)
+		s.releaseSlot(d, tgt)
 	}
 	defer release()
 
@@ -176,30 +199,19 @@ func (s *Service) run(d *delivery, oldKey []byte, tgt string) {
 	}
 }
 
-// releaseSlot frees the attempt slot of tgt: a delivery parked for tgt
-// takes it over at once; otherwise the slot is freed and the dispatcher is
-// woken.
-func (s *Service) releaseSlot(tgt string) {
+// releaseSlot frees the attempt slot of d's partner and target tgt, starts
+// what the freed slot allows (partners in turn) and wakes the dispatcher.
+func (s *Service) releaseSlot(d *delivery, tgt string) {
 	sc := &s.sched
 	sc.mu.Lock()
-	if q := sc.parked[tgt]; len(q) > 0 && s.ctx.Err() == nil {
-		next := q[0]
-		q[0] = parkedItem{}
-		if len(q) == 1 {
-			delete(sc.parked, tgt)
-		} else {
-			sc.parked[tgt] = q[1:]
-		}
-		sc.parkedN--
-		sc.mu.Unlock()
-		s.workers.Add(1)
-		go s.run(next.d, next.key, tgt)
-		return
-	}
 	sc.active--
 	if sc.targets[tgt]--; sc.targets[tgt] <= 0 {
 		delete(sc.targets, tgt)
 	}
+	if sc.partners[d.PartnerID]--; sc.partners[d.PartnerID] <= 0 {
+		delete(sc.partners, d.PartnerID)
+	}
+	s.dispatch(s.cur())
 	sc.idle.Broadcast() // waitIdle also waits for free slots
 	sc.mu.Unlock()
 	sc.poke()

@@ -1,10 +1,8 @@
 package webhooks
 
 import (
-	"bytes"
 	"context"
 	"errors"
-	"sync"
 	"time"
 
 	"github.com/dgraph-io/badger/v4"
@@ -12,82 +10,9 @@ import (
 )
 
 // maxScanPerPass bounds the due keys one pass examines, so a long run of
-// deliveries to saturated targets cannot stall the loop; the next pass
+// deliveries that cannot be taken now cannot stall the loop; the next pass
 // resumes where this one stopped.
 const maxScanPerPass = 4096
-
-// maxParked bounds the deliveries held in memory waiting for a saturated
-// target; beyond it they stay due in the schedule (read again later).
-const maxParked = 8192
-
-// parkedItem is a due delivery waiting for a free slot of its target.
-type parkedItem struct {
-	d   *delivery
-	key []byte
-}
-
-// scheduler is the dispatcher's in-memory state. The schedule itself is the
-// Badger index wh/due/<time><id>; the scheduler only remembers where to
-// start reading it (cursor) so that passes seek past processed keys and the
-// tombstones acknowledgements leave behind, and which deliveries are in
-// flight.
-type scheduler struct {
-	scanMu sync.Mutex // one pass at a time
-
-	mu         sync.Mutex
-	cursor     []byte // first key not yet dispatched in the last complete sweep
-	resume     []byte // where an interrupted sweep continues (nil: start at cursor)
-	sweepLow   []byte // first key skipped during the current sweep
-	pendingLow []byte // lowest due key written since the last pass began
-	inflight   map[string]bool
-	doneDuring map[string]bool // acknowledged while a pass was reading an older snapshot
-	scanning   bool
-	targets    map[string]int
-	parked     map[string][]parkedItem // per target, FIFO
-	parkedN    int
-	active     int
-	pending    int // dispatched, not yet acknowledged
-	idle       *sync.Cond
-	wake       chan struct{}
-}
-
-func (sc *scheduler) init() {
-	sc.cursor = []byte(duePrefix) // a new process reads the whole schedule once
-	sc.inflight = map[string]bool{}
-	sc.doneDuring = map[string]bool{}
-	sc.targets = map[string]int{}
-	sc.parked = map[string][]parkedItem{}
-	sc.idle = sync.NewCond(&sc.mu)
-	sc.wake = make(chan struct{}, 1)
-}
-
-func (sc *scheduler) poke() {
-	select {
-	case sc.wake <- struct{}{}:
-	default:
-	}
-}
-
-// noteDue records that key was written to the schedule, so the next pass
-// starts no later than it, and wakes the loop.
-func (sc *scheduler) noteDue(key []byte) {
-	sc.mu.Lock()
-	if sc.pendingLow == nil || bytes.Compare(key, sc.pendingLow) < 0 {
-		sc.pendingLow = key
-	}
-	sc.mu.Unlock()
-	sc.poke()
-}
-
-func minKey(a, b []byte) []byte {
-	if a == nil {
-		return b
-	}
-	if b == nil || bytes.Compare(a, b) <= 0 {
-		return a
-	}
-	return b
-}
 
 // passResult tells the loop what to do next.
 type passResult struct {
@@ -96,10 +21,11 @@ type passResult struct {
 	nextDue    time.Time // earliest future due time seen (zero: none)
 }
 
-// pass reads the schedule from the cursor up to now and dispatches every due
-// delivery it can: not in flight, a free worker, its target under the
-// per-target cap. A delivery whose target is saturated is skipped and stays
-// due; the others proceed (no head-of-line blocking).
+// pass reads the schedule from the cursor up to now into the partners'
+// ready queues (bounded), reads again the keys skipped earlier for partners
+// whose queue has drained, and starts every ready delivery it can (see
+// scheduler). A delivery that cannot start now stays ready; the others
+// proceed (no head-of-line blocking).
 func (s *Service) pass(now time.Time) (passResult, error) {
 	sc := &s.sched
 	sc.scanMu.Lock()
@@ -114,6 +40,7 @@ func (s *Service) pass(now time.Time) (passResult, error) {
 		sc.sweepLow = minKey(sc.sweepLow, sc.pendingLow)
 	}
 	sc.pendingLow = nil
+	refill := sc.wantsRefill()
 	sc.mu.Unlock()
 	defer func() {
 		sc.mu.Lock()
@@ -129,6 +56,12 @@ func (s *Service) pass(now time.Time) (passResult, error) {
 	cfg := s.cur() // this pass's limits (Reconfigure may change them)
 	txn := s.db.NewTransaction(false)
 	defer txn.Discard()
+	var corrupt [][]byte
+	for p, from := range refill {
+		if s.refill(txn, p, from, now, &corrupt) {
+			res.more = true
+		}
+	}
 	it := txn.NewIterator(badger.IteratorOptions{Prefix: []byte(duePrefix), PrefetchValues: false})
 	defer it.Close()
 
@@ -137,7 +70,6 @@ func (s *Service) pass(now time.Time) (passResult, error) {
 		last     []byte
 		stopAt   []byte // resume point when stopping early
 		future   []byte // first key due after now
-		corrupt  [][]byte
 	)
 	for it.Seek(start); it.Valid(); it.Next() {
 		k := it.Item().KeyCopy(nil)
@@ -157,13 +89,13 @@ func (s *Service) pass(now time.Time) (passResult, error) {
 		last = k
 		sc.mu.Lock()
 		busy := sc.inflight[id] || sc.doneDuring[id]
-		full := sc.active >= cfg.opts.Workers
+		full := sc.readyN >= maxReady
 		sc.mu.Unlock()
 		if busy {
 			continue
 		}
 		if full {
-			stopAt = k // resumed when a worker frees up (it pokes the loop)
+			stopAt = k // resumed when deliveries start (a freed slot pokes the loop)
 			break
 		}
 		d, err := itemDelivery(it.Item())
@@ -171,38 +103,18 @@ func (s *Service) pass(now time.Time) (passResult, error) {
 			corrupt = append(corrupt, k)
 			continue
 		}
-		tgt := target(d.URL)
 		sc.mu.Lock()
-		if sc.targets[tgt] >= cfg.opts.PerTargetConcurrency {
-			// Saturated target: park it in memory (bounded) for the next
-			// free slot of that target, or leave it due for a later sweep.
-			if sc.parkedN < maxParked {
-				sc.parked[tgt] = append(sc.parked[tgt], parkedItem{d: d, key: k})
-				sc.parkedN++
-				sc.inflight[id] = true
-				sc.pending++
-			} else {
-				sc.sweepLow = minKey(sc.sweepLow, k)
-			}
-			sc.mu.Unlock()
-			continue
-		}
-		sc.inflight[id] = true
-		sc.targets[tgt]++
-		sc.active++
-		sc.pending++
+		sc.enqueue(d, k) // a full partner queue remembers k (held)
 		sc.mu.Unlock()
-		s.workers.Add(1)
-		go s.run(d, k, tgt)
-		res.dispatched++
 	}
 
 	sc.mu.Lock()
 	if stopAt != nil {
 		sc.resume = stopAt
 	} else {
-		// The sweep is complete: the next one starts at the first skipped
-		// key, or the first future key, or just past the last key seen.
+		// The sweep is complete: the next one starts at the lowest key
+		// written during it, or the first future key, or just past the last
+		// key seen. (Keys skipped for a full partner queue are in held.)
 		next := sc.sweepLow
 		if next == nil {
 			next = future
@@ -215,11 +127,80 @@ func (s *Service) pass(now time.Time) (passResult, error) {
 		}
 		sc.cursor, sc.resume, sc.sweepLow = next, nil, nil
 	}
+	res.dispatched = s.dispatch(cfg)
 	sc.mu.Unlock()
 	if len(corrupt) > 0 {
 		s.quarantine(corrupt)
 	}
 	return res, nil
+}
+
+// refill reads partner's due deliveries again from from (the lowest key
+// skipped while its queue was full) into its queue, until the queue is full
+// again (the next key of the partner is held again), the keys due now run
+// out, or the scan bound is reached (then it reports true: run again). Keys
+// of other partners are passed over: they are in flight or ready, held for
+// their own partner, or beyond the sweep's cursor.
+func (s *Service) refill(txn *badger.Txn, partner string, from []byte, now time.Time, corrupt *[][]byte) (more bool) {
+	sc := &s.sched
+	it := txn.NewIterator(badger.IteratorOptions{Prefix: []byte(duePrefix), PrefetchValues: false})
+	defer it.Close()
+	examined := 0
+	hold := func(k []byte) {
+		sc.mu.Lock()
+		sc.held[partner] = minKey(sc.held[partner], k)
+		sc.mu.Unlock()
+	}
+	for it.Seek(from); it.Valid(); it.Next() {
+		k := it.Item().KeyCopy(nil)
+		due, id, ok := parseTimeKey(duePrefix, k)
+		if !ok {
+			continue
+		}
+		if due.After(now) {
+			return false
+		}
+		if examined >= maxScanPerPass {
+			hold(k)
+			return true
+		}
+		examined++
+		sc.mu.Lock()
+		busy := sc.inflight[id] || sc.doneDuring[id]
+		full := sc.readyN >= maxReady
+		sc.mu.Unlock()
+		if busy {
+			continue
+		}
+		if full {
+			hold(k)
+			return false
+		}
+		var mine bool
+		err := it.Item().Value(func(v []byte) error {
+			p, ok := recordPartner(v)
+			mine = !ok || p == partner // undecidable: decode it below
+			return nil
+		})
+		if err != nil || !mine {
+			continue
+		}
+		d, err := itemDelivery(it.Item())
+		if err != nil {
+			*corrupt = append(*corrupt, k)
+			continue
+		}
+		if d.PartnerID != partner {
+			continue
+		}
+		sc.mu.Lock()
+		added := sc.enqueue(d, k) // full again: k is held
+		sc.mu.Unlock()
+		if !added {
+			return false
+		}
+	}
+	return false
 }
 
 // itemDelivery decodes the delivery record held by a schedule item.
@@ -300,25 +281,31 @@ func (s *Service) loop() {
 
 // RunDue dispatches everything due at the injected clock's now and waits
 // until those attempts are acknowledged, repeating while passes make
-// progress (so deliveries held back by the per-target cap go too). Tests
+// progress (so deliveries held back by the caps go too). Tests
 // drive the dispatcher with it instead of Start; it returns the number of
 // attempts made.
 func (s *Service) RunDue(ctx context.Context) (int, error) {
-	total := 0
+	s.sched.mu.Lock()
+	before := s.sched.started
+	s.sched.mu.Unlock()
+	total := func() int {
+		s.sched.mu.Lock()
+		defer s.sched.mu.Unlock()
+		return int(s.sched.started - before)
+	}
 	for {
 		if s.closed.Load() {
-			return total, errClosed
+			return total(), errClosed
 		}
 		res, err := s.pass(s.clock())
 		if err != nil {
-			return total, err
+			return total(), err
 		}
-		total += res.dispatched
 		if err := s.waitIdle(ctx); err != nil {
-			return total, err
+			return total(), err
 		}
 		if res.dispatched == 0 && !res.more {
-			return total, nil
+			return total(), nil
 		}
 	}
 }

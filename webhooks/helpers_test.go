@@ -56,7 +56,7 @@ var testKey = []byte("partner-webhook-key-0123456789abcdef")
 
 // loopbackPolicy allows 127.0.0.0/8, where the test receivers listen.
 func loopbackPolicy() *NetPolicy {
-	return &NetPolicy{Allow: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}}
+	return &NetPolicy{Allow: []AllowRule{{Networks: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}}}}
 }
 
 // testOptions are Options for a service on db with a fake clock, a fixed

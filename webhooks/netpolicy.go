@@ -12,17 +12,29 @@ import (
 
 // ErrAddressNotAllowed is wrapped by every refusal of NetPolicy: the address
 // is loopback, private, link-local, multicast, unspecified or otherwise not a
-// public unicast address, and no Allow prefix covers it.
+// public unicast address, and no Allow rule covers it; or it is one of the
+// gateway's own listeners.
 var ErrAddressNotAllowed = errors.New("address not allowed by the webhook network policy")
 
+// ErrGatewayListener is wrapped (beside ErrAddressNotAllowed) by the
+// refusal of an address and port that is one of NetPolicy.Forbidden: the
+// gateway's own admin endpoint or servers.
+var ErrGatewayListener = errors.New("the gateway's own listener (admin endpoint or server)")
+
 // NetPolicy is the server-side request forgery guard of webhook delivery.
-// A notification URL may only point at public unicast addresses; Allow names
-// networks that are accepted anyway (for example 127.0.0.0/8 in tests or a
-// partner's receiver on a private network). The zero value (and a nil
-// *NetPolicy) allows public addresses only.
+// A notification URL may only point at public unicast addresses; Allow
+// rules exempt networks (and ports, and partners) from that, and Forbidden
+// names the gateway's own listeners, which are never dialled whatever Allow
+// says. The zero value (and a nil *NetPolicy) allows public addresses only.
+//
+// A rule that names partners applies only through ForPartner: a policy
+// used as it is (its Control hook, CheckHost) applies the rules that name
+// no partner.
 type NetPolicy struct {
-	// Allow lists networks allowed despite the rules. Default: none.
-	Allow []netip.Prefix
+	// Allow lists exemptions from the public-address rule. Default: none.
+	Allow []AllowRule
+	// Forbidden lists the gateway's own listeners. Default: none.
+	Forbidden []ForbiddenTarget
 }
 
 // deniedPrefixes are the special-purpose ranges that are never dialled
@@ -70,24 +82,37 @@ var (
 	sixToFour   = netip.MustParsePrefix("2002::/16")    // 6to4: embeds an IPv4 address
 )
 
-// AllowedAddr reports whether ip may be dialled: it is covered by an Allow
-// prefix, or it is a public unicast address. IPv4-mapped IPv6 addresses and
-// IPv6 forms that embed an IPv4 address (NAT64, 6to4) are judged by the IPv4
-// address they carry.
-func (p *NetPolicy) AllowedAddr(ip netip.Addr) bool {
+// Allowed reports whether ap may be dialled (see check).
+func (p *NetPolicy) Allowed(ap netip.AddrPort) bool { return p.check(ap) == nil }
+
+// check returns nil if ap may be dialled: it is not one of the gateway's
+// own listeners, and an Allow rule that names no partner covers it or it is
+// a public unicast address. IPv4-mapped IPv6 addresses and IPv6 forms that
+// embed an IPv4 address (NAT64, 6to4) are judged by the IPv4 address they
+// carry. The error wraps ErrAddressNotAllowed (and ErrGatewayListener for
+// a listener of the gateway).
+func (p *NetPolicy) check(ap netip.AddrPort) error {
+	ip := ap.Addr().WithZone("")
 	if !ip.IsValid() {
-		return false
+		return fmt.Errorf("%w: invalid address", ErrAddressNotAllowed)
 	}
-	ip = ip.WithZone("")
+	ap = netip.AddrPortFrom(ip, ap.Port())
 	if p != nil {
-		un := ip.Unmap()
-		for _, a := range p.Allow {
-			if a.Contains(ip) || a.Contains(un) {
-				return true
+		for _, f := range p.Forbidden {
+			if f.matches(ap) {
+				return fmt.Errorf("%w: %s is %w", ErrAddressNotAllowed, ap, ErrGatewayListener)
+			}
+		}
+		for _, r := range p.Allow {
+			if r.covers(ap) {
+				return nil
 			}
 		}
 	}
-	return publicAddr(ip)
+	if !publicAddr(ip) {
+		return fmt.Errorf("%w: %s", ErrAddressNotAllowed, ap)
+	}
+	return nil
 }
 
 // publicAddr reports whether ip is a public unicast address.
@@ -117,20 +142,17 @@ func publicAddr(ip netip.Addr) bool {
 }
 
 // CheckHost resolves host (a name or an IP literal, with or without
-// brackets, without a port) and returns an error wrapping
-// ErrAddressNotAllowed if ANY of its addresses is not allowed, or a
-// resolution error. It is the registration-time check; Control repeats the
-// check on the address actually dialled.
-func (p *NetPolicy) CheckHost(ctx context.Context, host string) error {
+// brackets) and returns an error wrapping ErrAddressNotAllowed if port on
+// ANY of its addresses may not be dialled, or a resolution error. It is the
+// registration-time check; Control repeats the check on the address
+// actually dialled.
+func (p *NetPolicy) CheckHost(ctx context.Context, host string, port uint16) error {
 	host = strings.TrimSuffix(strings.TrimPrefix(host, "["), "]")
 	if host == "" {
 		return errors.New("empty host")
 	}
 	if ip, err := netip.ParseAddr(host); err == nil {
-		if !p.AllowedAddr(ip) {
-			return fmt.Errorf("%w: %s", ErrAddressNotAllowed, ip)
-		}
-		return nil
+		return p.check(netip.AddrPortFrom(ip, port))
 	}
 	addrs, err := net.DefaultResolver.LookupNetIP(ctx, "ip", host)
 	if err != nil {
@@ -140,8 +162,8 @@ func (p *NetPolicy) CheckHost(ctx context.Context, host string) error {
 		return fmt.Errorf("resolving %q: no addresses", host)
 	}
 	for _, a := range addrs {
-		if !p.AllowedAddr(a) {
-			return fmt.Errorf("%w: %s resolves to %s", ErrAddressNotAllowed, host, a)
+		if err := p.check(netip.AddrPortFrom(a, port)); err != nil {
+			return fmt.Errorf("%s resolves to %w", host, err)
 		}
 	}
 	return nil
@@ -155,10 +177,7 @@ func (p *NetPolicy) Control(network, address string, _ syscall.RawConn) error {
 	if err != nil {
 		return fmt.Errorf("%w: unparsable dial address %q", ErrAddressNotAllowed, address)
 	}
-	if !p.AllowedAddr(ap.Addr()) {
-		return fmt.Errorf("%w: %s", ErrAddressNotAllowed, ap.Addr())
-	}
-	return nil
+	return p.check(ap)
 }
 
 // Dialer returns a net.Dialer whose Control hook is p.Control.

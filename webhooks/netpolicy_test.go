@@ -10,6 +10,11 @@ import (
 	"testing"
 )
 
+// allowedAt reports whether p allows ip at port 443.
+func allowedAt(p *NetPolicy, ip string) bool {
+	return p.Allowed(netip.AddrPortFrom(netip.MustParseAddr(ip), 443))
+}
+
 func TestNetPolicyAllowedAddr(t *testing.T) {
 	var strict NetPolicy
 	denied := []string{
@@ -23,7 +28,7 @@ func TestNetPolicyAllowedAddr(t *testing.T) {
 		"2001:db8::1", "2001::1", "fec0::1", "100::1",
 	}
 	for _, s := range denied {
-		if strict.AllowedAddr(netip.MustParseAddr(s)) {
+		if allowedAt(&strict, s) {
 			t.Errorf("%s allowed, want refused", s)
 		}
 	}
@@ -32,26 +37,26 @@ func TestNetPolicyAllowedAddr(t *testing.T) {
 		"2606:4700:4700::1111", "::ffff:8.8.8.8", "64:ff9b::808:808", "2002:808:808::1",
 	}
 	for _, s := range allowed {
-		if !strict.AllowedAddr(netip.MustParseAddr(s)) {
+		if !allowedAt(&strict, s) {
 			t.Errorf("%s refused, want allowed", s)
 		}
 	}
-	if strict.AllowedAddr(netip.Addr{}) {
+	if strict.Allowed(netip.AddrPort{}) {
 		t.Error("zero Addr allowed")
 	}
 	var nilPolicy *NetPolicy
-	if nilPolicy.AllowedAddr(netip.MustParseAddr("127.0.0.1")) || !nilPolicy.AllowedAddr(netip.MustParseAddr("8.8.8.8")) {
+	if allowedAt(nilPolicy, "127.0.0.1") || !allowedAt(nilPolicy, "8.8.8.8") {
 		t.Error("nil policy must behave as the strict policy")
 	}
 
-	loop := NetPolicy{Allow: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}}
+	loop := loopbackPolicy()
 	for _, s := range []string{"127.0.0.1", "127.1.2.3", "::ffff:127.0.0.1"} {
-		if !loop.AllowedAddr(netip.MustParseAddr(s)) {
+		if !allowedAt(loop, s) {
 			t.Errorf("%s refused despite Allow 127.0.0.0/8", s)
 		}
 	}
 	for _, s := range []string{"::1", "10.0.0.1", "169.254.169.254"} {
-		if loop.AllowedAddr(netip.MustParseAddr(s)) {
+		if allowedAt(loop, s) {
 			t.Errorf("%s allowed although only 127.0.0.0/8 is", s)
 		}
 	}
@@ -61,23 +66,23 @@ func TestNetPolicyCheckHost(t *testing.T) {
 	ctx := context.Background()
 	var strict NetPolicy
 	for _, h := range []string{"127.0.0.1", "[::1]", "::1", "localhost", "10.1.2.3", "[::ffff:127.0.0.1]", "169.254.169.254"} {
-		err := strict.CheckHost(ctx, h)
+		err := strict.CheckHost(ctx, h, 443)
 		if !errors.Is(err, ErrAddressNotAllowed) {
 			t.Errorf("CheckHost(%q) = %v, want ErrAddressNotAllowed", h, err)
 		}
 	}
-	if err := strict.CheckHost(ctx, "8.8.8.8"); err != nil {
+	if err := strict.CheckHost(ctx, "8.8.8.8", 443); err != nil {
 		t.Errorf("public literal refused: %v", err)
 	}
-	if err := strict.CheckHost(ctx, ""); err == nil {
+	if err := strict.CheckHost(ctx, "", 443); err == nil {
 		t.Error("empty host accepted")
 	}
-	if err := strict.CheckHost(ctx, "no-such-host.invalid"); err == nil {
+	if err := strict.CheckHost(ctx, "no-such-host.invalid", 443); err == nil {
 		t.Error("unresolvable host accepted")
 	}
-	loop := NetPolicy{Allow: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8"), netip.MustParsePrefix("::1/128")}}
+	loop := NetPolicy{Allow: []AllowRule{{Networks: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8"), netip.MustParsePrefix("::1/128")}}}}
 	for _, h := range []string{"127.0.0.1", "localhost", "[::1]"} {
-		if err := loop.CheckHost(ctx, h); err != nil {
+		if err := loop.CheckHost(ctx, h, 443); err != nil {
 			t.Errorf("CheckHost(%q) with loopback allowed: %v", h, err)
 		}
 	}
@@ -95,8 +100,7 @@ func TestNetPolicyControl(t *testing.T) {
 	if !errors.Is(err, ErrAddressNotAllowed) {
 		t.Fatalf("strict dial to %s: %v, want ErrAddressNotAllowed", addr, err)
 	}
-	loop := NetPolicy{Allow: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}}
-	c, err := loop.Dialer().Dial("tcp", addr)
+	c, err := loopbackPolicy().Dialer().Dial("tcp", addr)
 	if err != nil {
 		t.Fatalf("allowed dial: %v", err)
 	}

@@ -2,6 +2,7 @@ package webhooks
 
 import (
 	"errors"
+	"fmt"
 	"math/rand/v2"
 	"net/http"
 	"strings"
@@ -45,7 +46,7 @@ type Options struct {
 
 	MaxSubscriptionsPerPartner int        // default 100
 	AllowHTTP                  bool       // accept plain http notification URLs (default false: https only)
-	Policy                     *NetPolicy // SSRF policy; default: public addresses only
+	Policy                     *NetPolicy // SSRF policy and the gateway's own listeners; default: public addresses only
 
 	Timeout              time.Duration // per attempt, default 10s
 	MaxAttempts          int           // default 185
@@ -53,8 +54,13 @@ type Options struct {
 	DeadRetention        time.Duration // default 7 days
 	PerTargetConcurrency int           // concurrent attempts per notification URL host, default 4
 	Workers              int           // concurrent attempts in all, default 64
-	UserAgent            string        // default "Fulfilgate-Webhooks/1"
-	StandardWebhooks     bool          // also send webhook-id, webhook-timestamp, webhook-signature
+	// PerPartnerConcurrency caps one partner's attempts in flight, so that
+	// a partner's slow or dead receivers hold at most this many workers;
+	// partners with due deliveries take the free workers in turn. Default:
+	// a quarter of Workers (16 of 64), at least 1; at most Workers.
+	PerPartnerConcurrency int
+	UserAgent             string // default "Fulfilgate-Webhooks/1"
+	StandardWebhooks      bool   // also send webhook-id, webhook-timestamp, webhook-signature
 
 	// WebhookKey returns the partner's current webhook key; it is called at
 	// every attempt, so a rotated key applies to retries. Required.
@@ -63,9 +69,12 @@ type Options struct {
 	Clock func() time.Time // default time.Now
 	Rand  func() float64   // uniform in [0,1); default math/rand/v2.Float64
 
-	// HTTPClient, when set, is used as it is (its redirect policy and dialer
-	// are the caller's responsibility). Default: a client that dials through
-	// Policy.Control, uses no proxy and follows no redirects.
+	// HTTPClient, when set, is used as it is for every partner (its
+	// redirect policy and dialer are the caller's responsibility, and
+	// Policy's partner rules apply at registration only). Default: a
+	// client that dials through Policy.Control (one per partner that a
+	// rule names, through Policy.ForPartner), uses no proxy and follows no
+	// redirects.
 	HTTPClient *http.Client
 	Observer   Observer // optional metrics hooks
 
@@ -137,6 +146,12 @@ func (o *Options) setDefaults() error {
 	}
 	if o.Workers <= 0 {
 		o.Workers = DefaultWorkers
+	}
+	if o.PerPartnerConcurrency <= 0 {
+		o.PerPartnerConcurrency = max(o.Workers/4, 1)
+	}
+	if o.PerPartnerConcurrency > o.Workers {
+		return fmt.Errorf("webhooks: PerPartnerConcurrency (%d) is more than Workers (%d)", o.PerPartnerConcurrency, o.Workers)
 	}
 	if o.UserAgent == "" {
 		o.UserAgent = DefaultUserAgent

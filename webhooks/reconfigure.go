@@ -3,8 +3,7 @@ package webhooks
 import (
 	"errors"
 	"net/http"
-	"net/netip"
-	"slices"
+	"sync"
 
 	"go.uber.org/zap"
 )
@@ -18,6 +17,34 @@ type settings struct {
 	retry  RetryPolicy  // == *opts.Retry
 	client *http.Client // == opts.HTTPClient
 	built  bool         // client was built from opts.Policy (not given by the caller)
+	// partnerClients holds, for each partner that an Allow rule names, a
+	// client built from the policy for that partner (made on first use). A
+	// partner's exemptions must not ride on connections dialled for
+	// another: each has its own connection pool.
+	partnerClients *sync.Map // partner id → *http.Client
+}
+
+// clientFor returns the client for partnerID's attempts.
+func (c *settings) clientFor(partnerID string) *http.Client {
+	if !c.built || !c.opts.Policy.namesPartner(partnerID) {
+		return c.client
+	}
+	if v, ok := c.partnerClients.Load(partnerID); ok {
+		return v.(*http.Client)
+	}
+	v, _ := c.partnerClients.LoadOrStore(partnerID,
+		newHTTPClient(c.opts.Policy.ForPartner(partnerID), c.opts.PerTargetConcurrency))
+	return v.(*http.Client)
+}
+
+// closeIdle drops the idle connections of every client this snapshot
+// built.
+func (c *settings) closeIdle() {
+	c.client.CloseIdleConnections()
+	c.partnerClients.Range(func(_, v any) bool {
+		v.(*http.Client).CloseIdleConnections()
+		return true
+	})
 }
 
 // newSettings applies New's defaults and checks to o. prev (nil in New) is
@@ -25,34 +52,21 @@ type settings struct {
 // and the per-target cap are unchanged, so keep-alive connections survive
 // a Reconfigure that does not touch them.
 func newSettings(o Options, prev *settings) (*settings, error) {
-	if o.Policy != nil { // our own copy: a caller's later edits do not leak in
-		o.Policy = &NetPolicy{Allow: slices.Clone(o.Policy.Allow)}
-	}
+	o.Policy = o.Policy.clone() // our own copy: a caller's later edits do not leak in
 	built := o.HTTPClient == nil
 	perTarget := o.PerTargetConcurrency
 	if perTarget <= 0 {
 		perTarget = DefaultPerTargetConcurrency
 	}
-	if built && prev != nil && prev.built && samePolicy(o.Policy, prev.opts.Policy) &&
+	partnerClients := new(sync.Map)
+	if built && prev != nil && prev.built && o.Policy.equal(prev.opts.Policy) &&
 		perTarget == prev.opts.PerTargetConcurrency {
-		o.Policy, o.HTTPClient = prev.opts.Policy, prev.client
+		o.Policy, o.HTTPClient, partnerClients = prev.opts.Policy, prev.client, prev.partnerClients
 	}
 	if err := o.setDefaults(); err != nil {
 		return nil, err
 	}
-	return &settings{opts: o, retry: *o.Retry, client: o.HTTPClient, built: built}, nil
-}
-
-// samePolicy compares two policies by their Allow lists (nil is empty).
-func samePolicy(a, b *NetPolicy) bool {
-	var x, y []netip.Prefix
-	if a != nil {
-		x = a.Allow
-	}
-	if b != nil {
-		y = b.Allow
-	}
-	return slices.Equal(x, y)
+	return &settings{opts: o, retry: *o.Retry, client: o.HTTPClient, built: built, partnerClients: partnerClients}, nil
 }
 
 // cur returns the current settings snapshot.
@@ -65,7 +79,7 @@ func (s *Service) logger() *zap.Logger { return s.cur().opts.Logger }
 // Its Policy is a copy; Clock is the service's clock.
 func (s *Service) Settings() Options {
 	o := s.cur().opts
-	o.Policy = &NetPolicy{Allow: slices.Clone(o.Policy.Allow)}
+	o.Policy = o.Policy.clone()
 	r := *o.Retry
 	o.Retry = &r
 	return o
@@ -107,7 +121,7 @@ func (s *Service) Reconfigure(opts Options) error {
 		// Attempts in flight keep their connections; idle ones of the old
 		// client are dropped, so nothing dials or reuses under the old
 		// policy from now on.
-		prev.client.CloseIdleConnections()
+		prev.closeIdle()
 	}
 	s.sched.poke() // more workers or a higher per-target cap: dispatch now
 	return nil

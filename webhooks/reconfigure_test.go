@@ -158,7 +158,7 @@ func TestReconfigurePolicy(t *testing.T) {
 		t.Fatalf("after reopening: hits %d queued %d", len(rcv.Hits()), q)
 	}
 	subscribe(t, s, "p1", rcv.URL+"/new", EventLabelStatus)
-	if p := s.Settings().Policy; len(p.Allow) != 1 || p.Allow[0] != netip.MustParsePrefix("127.0.0.0/8") {
+	if p := s.Settings().Policy; !p.equal(loopbackPolicy()) {
 		t.Fatalf("policy %+v", p)
 	}
 }
@@ -317,7 +317,7 @@ func TestReconfigureKeepsClient(t *testing.T) {
 	if c1 == c0 {
 		t.Fatal("client kept although the per-target cap changed")
 	}
-	o.Policy = &NetPolicy{Allow: append(loopbackPolicy().Allow, netip.MustParsePrefix("10.0.0.0/8"))}
+	o.Policy = &NetPolicy{Allow: append(loopbackPolicy().Allow, AllowRule{Networks: []netip.Prefix{netip.MustParsePrefix("10.0.0.0/8")}})}
 	reconfigure(t, s, o)
 	if s.cur().client == c1 {
 		t.Fatal("client kept although the policy changed")
@@ -327,5 +327,49 @@ func TestReconfigureKeepsClient(t *testing.T) {
 	reconfigure(t, s, o)
 	if s.cur().client != mine {
 		t.Fatal("the caller's client is not used")
+	}
+}
+
+// Turning AllowHTTP off stops deliveries to existing http:// subscriptions
+// at their next attempt: the attempt is refused before any connection, it
+// is a failed attempt whose log says why (the delivery stays queued and is
+// retried, never silently dropped), and turning AllowHTTP on again lets the
+// retry through.
+func TestReconfigureAllowHTTPOffRefusesHTTPAttempts(t *testing.T) {
+	db := openDB(t, t.TempDir())
+	clock := newFakeClock()
+	o := testOptions(db, clock)
+	obs := newCountingObserver()
+	o.Observer = obs
+	s := newService(t, o)
+	rcv := newReceiver(t, always(200))
+	subscribe(t, s, "p1", rcv.URL+"/plain", EventLabelStatus)
+
+	httpsOnly := o
+	httpsOnly.AllowHTTP = false
+	reconfigure(t, s, httpsOnly)
+	s.Publish("p1", []Event{{EventLabelStatus, "L1"}}, nil)
+	if n := runDue(t, s); n != 1 {
+		t.Fatalf("%d attempts, want 1 (refused, but an attempt)", n)
+	}
+	if hits := len(rcv.Hits()); hits != 0 {
+		t.Fatalf("the receiver got %d requests over plain http after allow_http was turned off, want 0", hits)
+	}
+	qs, _ := s.Queued(ListFilter{})
+	if len(qs) != 1 || qs[0].Attempts != 1 || len(qs[0].Log) != 1 {
+		t.Fatalf("queued %+v, want the delivery kept with one failed attempt", qs)
+	}
+	if e := qs[0].Log[0].Error; !strings.Contains(e, "refused") || !strings.Contains(e, "http") {
+		t.Fatalf("attempt log error %q, want a refusal that names plain http", e)
+	}
+	if obs.count(OutcomeFailure) != 1 || obs.count(OutcomeDropped) != 0 {
+		t.Fatalf("outcomes: %d failures, %d dropped; want one failure", obs.count(OutcomeFailure), obs.count(OutcomeDropped))
+	}
+
+	reconfigure(t, s, o)
+	clock.Advance(s.RetryPolicy().Ceiling(1))
+	runDue(t, s)
+	if q, _ := s.Depth(); len(rcv.Hits()) != 1 || q != 0 {
+		t.Fatalf("after allowing http again: %d requests, %d queued; want the retry delivered", len(rcv.Hits()), q)
 	}
 }

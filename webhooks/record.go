@@ -128,6 +128,19 @@ func unmarshalDelivery(v []byte) (*delivery, error) {
 	return d, nil
 }
 
+// recordPartner returns the partner id of a binary record without decoding
+// the rest; ok is false for a record it cannot tell (JSON, malformed).
+func recordPartner(v []byte) (string, bool) {
+	if len(v) < 2 || v[0] != recordV1 {
+		return "", false
+	}
+	r := recordReader{b: v[2:]}
+	r.string() // id
+	r.string() // subscription
+	p := r.string()
+	return p, !r.bad
+}
+
 // recordReader reads a record's fields; past the end or on a malformed
 // field it sets bad and returns zero values.
 type recordReader struct {

@@ -70,7 +70,13 @@ func newSubscriptionStore(db *badger.DB, cfg *atomic.Pointer[settings]) (*Subscr
 		}
 		return nil
 	})
-	return s, err
+	if err != nil {
+		return nil, err
+	}
+	if err := s.repair(); err != nil {
+		return nil, err
+	}
+	return s, nil
 }
 
 func peKey(partner, event string) string { return partner + "\x00" + event }
@@ -158,10 +164,10 @@ func (s *SubscriptionStore) Create(ctx context.Context, partnerID, rawURL, event
 		return Subscription{}, false, &ValidationError{Field: "event",
 			Reason: "must be one of " + strings.Join(EventNames, ", ")}
 	}
-	if err := cfg.Policy.CheckHost(ctx, u.Hostname()); err != nil {
+	if err := cfg.Policy.ForPartner(partnerID).CheckHost(ctx, u.Hostname(), urlPort(u)); err != nil {
 		return Subscription{}, false, hostRefusal(ctx, err)
 	}
-	uniq := []byte(subUniquePref + partnerID + "\x00" + event + "\x00" + sameURLKey(u))
+	uniq := uniqueKey(partnerID, event, u)
 	countKey := []byte(subCountPref + partnerID)
 	for {
 		var sub Subscription
@@ -173,7 +179,10 @@ func (s *SubscriptionStore) Create(ctx context.Context, partnerID, rawURL, event
 					return err
 				}
 				sub, err = getSub(txn, string(id))
-				return err
+				if !errors.Is(err, ErrNotFound) {
+					return err
+				}
+				// An orphan key (its subscription is gone): replaced below.
 			} else if !errors.Is(err, badger.ErrKeyNotFound) {
 				return err
 			}
@@ -289,7 +298,7 @@ func (s *SubscriptionStore) Delete(partnerID, id string) error {
 			return errors.Join(
 				txn.Delete([]byte(subPrefix+id)),
 				txn.Delete([]byte(subPartnerPref+partnerID+"\x00"+id)),
-				txn.Delete([]byte(subUniquePref+partnerID+"\x00"+sub.Event+"\x00"+sub.NotificationURL)),
+				txn.Delete(sub.uniqueKey()),
 				txn.Set(countKey, []byte(strconv.Itoa(max(n-1, 0)))),
 			)
 		})
@@ -313,27 +322,32 @@ func (s *SubscriptionStore) ForPartnerEvent(partnerID, event string) ([]Subscrip
 	return slices.Clone(s.byPE[peKey(partnerID, event)]), nil
 }
 
-// hostRefusal is the partner's answer for a notification host the policy
-// refused. It names the rule, never the addresses a name resolved to nor the
-// resolver's error (which would show the warehouse's internal DNS); a
-// cancelled or timed-out look-up stays a context error.
-func hostRefusal(ctx context.Context, err error) error {
-	switch {
-	case ctx.Err() != nil:
-		return ctx.Err()
-	case errors.Is(err, ErrAddressNotAllowed):
-		return &ValidationError{Field: "notificationUrl",
-			Reason: "host not allowed: it is or resolves to a loopback, private, link-local, multicast or unspecified address"}
-	default:
-		return &ValidationError{Field: "notificationUrl", Reason: "host does not resolve"}
+// urlPort is the port a request to u connects to (validated URLs only).
+func urlPort(u *url.URL) uint16 {
+	if p := u.Port(); p != "" {
+		n, _ := strconv.ParseUint(p, 10, 16) // validateURL checked it
+		return uint16(n)
 	}
+	if strings.EqualFold(u.Scheme, "http") {
+		return 80
+	}
+	return 443
 }
 
-// sameURLKey is the form of a notification URL that decides whether two
-// subscriptions are the same: scheme and host are case-insensitive
-// (RFC 3986 §6.2.2.1), the rest is compared as sent.
-func sameURLKey(u *url.URL) string {
-	k := *u
-	k.Scheme, k.Host = strings.ToLower(u.Scheme), strings.ToLower(u.Host)
-	return k.String()
+// hostRefusal is the partner's answer for a notification host the policy
+// refused or that does not resolve: one answer for both, so registration
+// does not tell which internal host names exist. It names the rule, never
+// the addresses a name resolved to nor the resolver's error (which would
+// show the warehouse's internal DNS); a cancelled or timed-out look-up
+// stays a context error.
+func hostRefusal(ctx context.Context, err error) error {
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	return &ValidationError{Field: "notificationUrl", Reason: hostNotAllowed}
 }
+
+// hostNotAllowed is the reason given for every refused notification host.
+const hostNotAllowed = "host not allowed: it must resolve, and only to public addresses " +
+	"(not loopback, private, link-local, multicast or unspecified, nor the gateway itself) " +
+	"unless the gateway's configuration allows them"

@@ -70,25 +70,30 @@ func TestSubscriptionSSRFRefusedWithoutAllow(t *testing.T) {
 
 // A refused host's answer names the rule, never the addresses it resolved
 // to nor the resolver's own error (which would show internal DNS servers).
+// A name that does not resolve gets the very same answer as one that
+// resolves to a refused address, so registration cannot be used to learn
+// which internal host names exist.
 func TestSubscriptionRefusalsDoNotLeakResolution(t *testing.T) {
 	db := openDB(t, t.TempDir())
 	o := testOptions(db, newFakeClock())
 	o.Policy = nil
 	s := newService(t, o)
-	for _, tc := range []struct{ url, want string }{
-		{"http://localhost/h", "resolves to a loopback, private"},
-		{"http://no-such-host.invalid/h", "host does not resolve"},
-	} {
-		_, _, err := s.Subscriptions().Create(context.Background(), "p1", tc.url, EventLabelStatus)
+	reasons := map[string]string{}
+	for _, u := range []string{"http://localhost/h", "http://no-such-host.invalid/h", "http://10.1.2.3/h"} {
+		_, _, err := s.Subscriptions().Create(context.Background(), "p1", u, EventLabelStatus)
 		var ve *ValidationError
-		if !errors.As(err, &ve) || ve.Field != "notificationUrl" || !strings.Contains(ve.Reason, tc.want) {
-			t.Fatalf("%s: %v, want %q", tc.url, err, tc.want)
+		if !errors.As(err, &ve) || ve.Field != "notificationUrl" || !strings.Contains(ve.Reason, "host not allowed") {
+			t.Fatalf("%s: %v, want a refusal naming notificationUrl", u, err)
 		}
-		for _, leak := range []string{"127.0.0.1", "::1", "lookup", ":53"} {
+		for _, leak := range []string{"127.0.0.1", "::1", "10.1.2.3", "lookup", ":53", "resolve:", "no such host"} {
 			if strings.Contains(ve.Reason, leak) {
-				t.Fatalf("%s: the refusal shows %q: %s", tc.url, leak, ve.Reason)
+				t.Fatalf("%s: the refusal shows %q: %s", u, leak, ve.Reason)
 			}
 		}
+		reasons[ve.Reason] = u
+	}
+	if len(reasons) != 1 {
+		t.Fatalf("refusals differ between a name that does not resolve and refused addresses: %v; want one answer", reasons)
 	}
 }
 

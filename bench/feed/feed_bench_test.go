@@ -44,7 +44,7 @@ func openDB(b *testing.B) *badger.DB {
 func newService(b *testing.B, db *badger.DB, target string) *webhooks.Service {
 	svc, err := webhooks.New(webhooks.Options{
 		DB: db, AllowHTTP: true,
-		Policy:     &webhooks.NetPolicy{Allow: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}},
+		Policy:     &webhooks.NetPolicy{Allow: []webhooks.AllowRule{{Networks: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}}}},
 		WebhookKey: func(string) ([]byte, error) { return []byte(strings.Repeat("k", 32)), nil },
 	})
 	if err != nil {

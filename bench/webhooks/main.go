@@ -172,7 +172,7 @@ var key = []byte("bench-webhook-key-0123456789abcdef")
 
 func options(db *badger.DB, clock func() time.Time, client *http.Client) webhooks.Options {
 	return webhooks.Options{DB: db, Logger: zap.NewNop(), AllowHTTP: true,
-		Policy:     &webhooks.NetPolicy{Allow: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}},
+		Policy:     &webhooks.NetPolicy{Allow: []webhooks.AllowRule{{Networks: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}}}},
 		WebhookKey: func(string) ([]byte, error) { return key, nil },
 		Clock:      clock, HTTPClient: client, MaxSubscriptionsPerPartner: 1000}
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"net"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -262,6 +263,10 @@ func (f *Feed) fetch(ctx context.Context, pc PollConfig, cursor string, limit in
 		return nil, fmt.Errorf("reading feed: %w", redactURLError(err))
 	}
 	defer resp.Body.Close()
+	if resp.StatusCode >= 300 && resp.StatusCode <= 399 {
+		return nil, fmt.Errorf("feed answered %d, a redirect%s: redirects are not followed (set the feed url to the final address)",
+			resp.StatusCode, redirectTarget(resp))
+	}
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
 		snippet, _ := io.ReadAll(io.LimitReader(resp.Body, 200))
 		if secs, err := strconv.Atoi(resp.Header.Get("Retry-After")); err == nil && secs > 0 {
@@ -281,8 +286,34 @@ func (f *Feed) fetch(ctx context.Context, pc PollConfig, cursor string, limit in
 	return body, nil
 }
 
-// httpClient reads feeds; per-request time-outs come from the context.
-var httpClient = &http.Client{Transport: http.DefaultTransport.(*http.Transport).Clone()}
+// httpClient reads feeds; per-request time-outs come from the context. Its
+// transport is its own and uses no proxy (a proxy named by the environment
+// would see the feed's headers, secrets included, and could answer
+// anything), and it follows no redirects: the configured headers and a
+// Referer would go wherever the feed points.
+var httpClient = &http.Client{
+	Transport: &http.Transport{
+		Proxy:                 nil,
+		DialContext:           (&net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
+		ForceAttemptHTTP2:     true,
+		MaxIdleConns:          16,
+		MaxIdleConnsPerHost:   4,
+		IdleConnTimeout:       90 * time.Second,
+		TLSHandshakeTimeout:   10 * time.Second,
+		ExpectContinueTimeout: time.Second,
+	},
+	CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+}
+
+// redirectTarget names where a redirect points, without its query (which
+// may carry credentials), for the poll error: " to <scheme://host/path>".
+func redirectTarget(resp *http.Response) string {
+	loc, err := resp.Location()
+	if err != nil {
+		return ""
+	}
+	return " to " + (&url.URL{Scheme: loc.Scheme, Host: loc.Host, Path: loc.Path}).String()
+}
 
 // redactURLError drops the URL (it may carry credentials) from a client error.
 func redactURLError(err error) error {
