@@ -108,7 +108,9 @@ func (a *App) Start() error {
 		// (after a Stop, this one does nothing).
 		context.AfterFunc(a.ctx, func() { _ = a.Stop() })
 	}
-	a.logger.Info("fulfilment app started", zap.String("data_dir", a.dir))
+	a.logger.Info("fulfilment app started", zap.String("data_dir", a.dir), zap.String("instance", instance.ID),
+		zap.Int("pid", instance.PID), zap.String("host", instance.Host))
+	a.checkSharedPorts()
 	return nil
 }
 
