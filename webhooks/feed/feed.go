@@ -87,7 +87,7 @@ type Feed struct {
 }
 
 type counters struct {
-	read, events, deliveries, rejected, duplicates, pages atomic.Uint64
+	read, events, deliveries, rejected, duplicates, pages, pollErrors atomic.Uint64
 }
 
 // New opens a feed's state (cursor, rejected changes). Start starts polling.
@@ -122,7 +122,7 @@ func New(opts Options, s Settings) (*Feed, error) {
 	if err != nil {
 		return nil, fmt.Errorf("feed %s: reading cursor: %w", f.name, err)
 	}
-	f.poll.cursor = cur
+	f.poll.cursor, f.poll.startedAt = cur, f.clock()
 	if f.rej, f.rejTot, err = f.st.rejected(); err != nil {
 		return nil, fmt.Errorf("feed %s: reading rejected changes: %w", f.name, err)
 	}
