@@ -22,6 +22,14 @@ type Publisher interface {
 	Publish(partnerID string, events []webhooks.Event, extra func(txn *badger.Txn) error) (int, error)
 }
 
+// KeyedPublisher is a Publisher that can give the deliveries of an event
+// stable ids from a key (webhooks.Service does). The feed reader uses it
+// when the Publisher has it: then the events of a change read again after
+// Reset with forgetSeen reach receivers with the x-hook-ids they had.
+type KeyedPublisher interface {
+	PublishKeyed(partnerID string, events []webhooks.Event, keys []string, extra func(txn *badger.Txn) error) (int, error)
+}
+
 // Partners tells whether a partner exists and whether it is a consolidation
 // partner. An error means the partners cannot be looked up right now (the
 // batch is retried later; nothing is rejected for it).
