@@ -24,7 +24,7 @@ const adminWebhooksBase = "/fulfilment/webhooks/"
 //
 //	POST /fulfilment/webhooks/test    {"subscription":"<id>"}      → 202 {"delivery":"<id>"}
 //	GET  /fulfilment/webhooks/queued  [?subscription=&partner=&limit=] → 200 {"deliveries":[...]}
-//	GET  /fulfilment/webhooks/dead    [?subscription=&partner=&limit=] → 200 {"deliveries":[...]}
+//	GET  /fulfilment/webhooks/dead    [?subscription=&partner=&since=&limit=] → 200 {"deliveries":[...]}
 //	POST /fulfilment/webhooks/replay  {"delivery":"<id>"}          → 200 {"replayed":1}
 //	POST /fulfilment/webhooks/replay  {"subscription":"<id>","since":"<RFC 3339>"} → 200 {"replayed":N}
 //	GET  /fulfilment/webhooks/depth                                → 200 {"queued":N,"dead":M}
@@ -123,9 +123,19 @@ func adminListDeliveries(w http.ResponseWriter, r *http.Request, svc *webhooks.S
 	q := r.URL.Query()
 	f := webhooks.ListFilter{SubscriptionID: q.Get("subscription"), PartnerID: q.Get("partner")}
 	for k := range q {
-		if k != "subscription" && k != "partner" && k != "limit" {
-			return whAdminErr(http.StatusBadRequest, "unknown parameter %q; use subscription, partner, limit", k)
+		if k == "since" && dead {
+			continue
 		}
+		if k != "subscription" && k != "partner" && k != "limit" {
+			return whAdminErr(http.StatusBadRequest, "unknown parameter %q; use subscription, partner, limit (and since for dead deliveries)", k)
+		}
+	}
+	if s := q.Get("since"); s != "" {
+		t, err := time.Parse(time.RFC3339, s)
+		if err != nil {
+			return whAdminErr(http.StatusBadRequest, "since must be an RFC 3339 time, got %q", s)
+		}
+		f.DiedSince = t
 	}
 	if s := q.Get("limit"); s != "" {
 		n, err := strconv.Atoi(s)

@@ -79,6 +79,8 @@ type ListFilter struct {
 	SubscriptionID string
 	PartnerID      string
 	Limit          int
+	// DiedSince, for Dead, keeps the deliveries that died at or after it.
+	DiedSince time.Time
 }
 
 func (f ListFilter) limit() int {
