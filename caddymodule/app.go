@@ -73,6 +73,7 @@ func (a *App) Provision(ctx caddy.Context) error {
 	}
 	a.dir = abs
 	return errors.Join(
+		registerGatewayMetrics(ctx.GetMetricsRegistry()),
 		a.provisionTokens(ctx),
 		a.provisionWebhooks(ctx),
 		a.provisionFeeds(ctx),
