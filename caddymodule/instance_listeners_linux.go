@@ -21,8 +21,11 @@ func otherListeners(addr listenAddress) ([]string, error) {
 	if addr.Host != "" {
 		if want = net.ParseIP(addr.Host); want == nil {
 			ips, err := net.LookupIP(addr.Host)
-			if err != nil || len(ips) == 0 {
+			if err != nil {
 				return nil, fmt.Errorf("resolving %s: %w", addr.Host, err)
+			}
+			if len(ips) == 0 {
+				return nil, fmt.Errorf("%s resolves to no address", addr.Host)
 			}
 			want = ips[0]
 		}
