@@ -34,6 +34,9 @@ const (
 //	POST /fulfilment/partners/{id}/clients/{client}/disable      → 200 {"client_id","active":false}
 //	POST /fulfilment/partners/{id}/clients/{client}/enable       → 200 {"client_id","active":true}
 //	POST /fulfilment/partners/{id}/webhook-key/rotate            → 200 {"partner","webhook_key"}
+//	POST /fulfilment/partners/{id}/disable                       → 200 {"partner","disabled":true}
+//	POST /fulfilment/partners/{id}/enable                        → 200 {"partner","disabled":false}
+//	DELETE /fulfilment/partners/{id}                             → 200 {"partner","deleted":true,"subscriptions_deleted":N}
 //	GET  /fulfilment/keys                                        → 200 [key...]
 //	POST /fulfilment/keys/rotate                                 → 200 key
 //
@@ -133,6 +136,13 @@ func serveAdminPartners(w http.ResponseWriter, r *http.Request) error {
 			return tokensAdminErr(err)
 		}
 		return writeAdminJSON(w, http.StatusCreated, np)
+	case len(seg) == 1 && r.Method == http.MethodDelete:
+		return adminDeletePartner(w, svc, seg[0])
+	case len(seg) == 2 && (seg[1] == "disable" || seg[1] == "enable"):
+		if err := partnersMethod(w, r, http.MethodPost); err != nil {
+			return err
+		}
+		return adminSetPartnerActive(w, svc, seg[0], seg[1] == "enable")
 	case len(seg) == 1:
 		if err := partnersMethod(w, r, http.MethodGet); err != nil {
 			return err

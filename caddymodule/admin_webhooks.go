@@ -24,10 +24,11 @@ const adminWebhooksBase = "/fulfilment/webhooks/"
 //
 //	POST /fulfilment/webhooks/test    {"subscription":"<id>"}      → 202 {"delivery":"<id>"}
 //	GET  /fulfilment/webhooks/queued  [?subscription=&partner=&limit=] → 200 {"deliveries":[...]}
-//	GET  /fulfilment/webhooks/dead    [?subscription=&partner=&limit=] → 200 {"deliveries":[...]}
+//	GET  /fulfilment/webhooks/dead    [?subscription=&partner=&since=&limit=] → 200 {"deliveries":[...]}
 //	POST /fulfilment/webhooks/replay  {"delivery":"<id>"}          → 200 {"replayed":1}
 //	POST /fulfilment/webhooks/replay  {"subscription":"<id>","since":"<RFC 3339>"} → 200 {"replayed":N}
 //	GET  /fulfilment/webhooks/depth                                → 200 {"queued":N,"dead":M}
+//	GET  /fulfilment/webhooks                                      → 200 {"queued":N,"dead":M,"operations":{...}}
 //
 // A test event is a real delivery of the subscription's event with the
 // identifier "test", signed and retried like any other. Unknown ids answer
@@ -44,7 +45,8 @@ func (adminWebhooks) CaddyModule() caddy.ModuleInfo {
 
 // Routes returns the admin routes.
 func (adminWebhooks) Routes() []caddy.AdminRoute {
-	return []caddy.AdminRoute{{Pattern: adminWebhooksBase, Handler: caddy.AdminHandlerFunc(serveAdminWebhooks)}}
+	h := caddy.AdminHandlerFunc(serveAdminWebhooks)
+	return []caddy.AdminRoute{{Pattern: adminWebhooksBase, Handler: h}, {Pattern: strings.TrimSuffix(adminWebhooksBase, "/"), Handler: h}}
 }
 
 func whAdminErr(status int, format string, args ...any) error {
@@ -61,8 +63,9 @@ func whAdminMethod(w http.ResponseWriter, r *http.Request, method string) error 
 }
 
 func serveAdminWebhooks(w http.ResponseWriter, r *http.Request) error {
-	op := strings.TrimPrefix(r.URL.Path, adminWebhooksBase)
+	op := strings.TrimPrefix(strings.TrimPrefix(r.URL.Path, strings.TrimSuffix(adminWebhooksBase, "/")), "/")
 	switch op {
+	case "": // the index: the operations, with the depth
 	case "test", "queued", "dead", "replay", "depth":
 	default:
 		return whAdminErr(http.StatusNotFound, "unknown webhooks operation %q; use test, queued, dead, replay or depth", op)
@@ -89,9 +92,13 @@ func serveAdminWebhooks(w http.ResponseWriter, r *http.Request) error {
 		return adminListDeliveries(w, r, svc, op == "dead")
 	case "replay":
 		return adminReplay(w, r, svc)
-	default: // depth
+	case "depth":
 		q, d := svc.Depth()
 		return writeAdminJSON(w, http.StatusOK, map[string]int64{"queued": q, "dead": d})
+	default: // the index
+		q, d := svc.Depth()
+		return writeAdminJSON(w, http.StatusOK, map[string]any{"queued": q, "dead": d, "operations": map[string]string{
+			"test": "POST", "queued": "GET", "dead": "GET", "replay": "POST", "depth": "GET"}})
 	}
 }
 
@@ -116,9 +123,19 @@ func adminListDeliveries(w http.ResponseWriter, r *http.Request, svc *webhooks.S
 	q := r.URL.Query()
 	f := webhooks.ListFilter{SubscriptionID: q.Get("subscription"), PartnerID: q.Get("partner")}
 	for k := range q {
-		if k != "subscription" && k != "partner" && k != "limit" {
-			return whAdminErr(http.StatusBadRequest, "unknown parameter %q; use subscription, partner, limit", k)
+		if k == "since" && dead {
+			continue
 		}
+		if k != "subscription" && k != "partner" && k != "limit" {
+			return whAdminErr(http.StatusBadRequest, "unknown parameter %q; use subscription, partner, limit (and since for dead deliveries)", k)
+		}
+	}
+	if s := q.Get("since"); s != "" {
+		t, err := time.Parse(time.RFC3339, s)
+		if err != nil {
+			return whAdminErr(http.StatusBadRequest, "since must be an RFC 3339 time, got %q", s)
+		}
+		f.DiedSince = t
 	}
 	if s := q.Get("limit"); s != "" {
 		n, err := strconv.Atoi(s)

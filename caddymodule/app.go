@@ -88,6 +88,7 @@ func (a *App) Provision(ctx caddy.Context) error {
 	}
 	a.dir = abs
 	if err := errors.Join(
+		registerGatewayMetrics(ctx.GetMetricsRegistry()),
 		a.provisionEncryption(),
 		a.provisionTokens(ctx),
 		a.provisionWebhooks(ctx),
@@ -161,7 +162,9 @@ func (a *App) Start() error {
 		// (after a Stop, this one does nothing).
 		context.AfterFunc(a.ctx, func() { _ = a.Stop() })
 	}
-	a.logger.Info("fulfilment app started", zap.String("data_dir", a.dir))
+	a.logger.Info("fulfilment app started", zap.String("data_dir", a.dir), zap.String("instance", instance.ID),
+		zap.Int("pid", instance.PID), zap.String("host", instance.Host))
+	a.checkSharedPorts()
 	return nil
 }
 

@@ -159,6 +159,7 @@ func (h *AuthHandler) ServeHTTP(w http.ResponseWriter, r *http.Request, next cad
 	}
 	svc := h.app.tokenService()
 	if svc == nil {
+		gwMetrics().guard503.Inc()
 		writeProblem(w, http.StatusServiceUnavailable, "unavailable", "the gateway is starting or stopping")
 		return nil
 	}
@@ -220,6 +221,7 @@ func accessLogFields(r *http.Request) *caddyhttp.ExtraLogFields {
 
 // refuse answers 401 or 403 with the challenge and a problem body.
 func (h *AuthHandler) refuse(w http.ResponseWriter, r *http.Request, verr *tokens.VerifyError) {
+	gwMetrics().guardRefusal(verr.Fault)
 	switch verr.Fault {
 	case tokens.FaultExpired:
 		w.Header().Set("WWW-Authenticate", h.expiredHdr)
@@ -232,7 +234,7 @@ func (h *AuthHandler) refuse(w http.ResponseWriter, r *http.Request, verr *token
 		writeProblem(w, http.StatusUnauthorized, "invalid-token", "The access token is invalid")
 	}
 	if ce := h.logger.Check(zapcore.DebugLevel, "access token refused"); ce != nil {
-		ce.Write(zap.String("reason", verr.Reason), zap.String("remote_ip", clientAddr(r)))
+		ce.Write(zap.String("reason", verr.Reason), zap.String("remote_ip", clientAddr(r)), requestIDField(r))
 	}
 }
 

@@ -24,6 +24,8 @@ func init() {
 //	caddy fulfilment partner disable-client <id> <client>
 //	caddy fulfilment partner enable-client <id> <client>
 //	caddy fulfilment partner rotate-webhook-key <id>
+//	caddy fulfilment partner disable|enable <id>
+//	caddy fulfilment partner delete <id> [--yes]
 //	caddy fulfilment key list
 //	caddy fulfilment key rotate
 //	caddy fulfilment key generate [--alg EdDSA|HS256]   (local; prints a key for signing_key)
@@ -32,16 +34,12 @@ func addPartnerCommands(root *cobra.Command) {
 	p := &cobra.Command{Use: "partner", Short: "Manages partners and their clients (secrets are printed once)"}
 	call := func(method, path string, body any) func(*cobra.Command, []string) error {
 		return func(cmd *cobra.Command, _ []string) error {
-			out, err := adminCall(cmd, method, path, body)
-			if err != nil {
-				return err
-			}
-			return printJSON(out)
+			return callAndPrint(cmd, method, path, body)
 		}
 	}
 	create := &cobra.Command{
 		Use: "create <partner-id>", Short: "Creates a partner with one client; prints its client id, secret and webhook key once",
-		Args: cobra.ExactArgs(1),
+		Args: withUsage(cobra.ExactArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			cons, _ := cmd.Flags().GetBool("consolidation")
 			return call("POST", adminPartnersBase, createPartnerRequest{ID: args[0], Consolidation: cons})(cmd, args)
@@ -49,13 +47,13 @@ func addPartnerCommands(root *cobra.Command) {
 	}
 	create.Flags().Bool("consolidation", false, "The partner is a consolidation partner")
 	p.AddCommand(create)
-	p.AddCommand(&cobra.Command{Use: "list", Short: "Lists partners and clients (no secrets)", Args: cobra.NoArgs,
+	p.AddCommand(&cobra.Command{Use: "list", Short: "Lists partners and clients (no secrets)", Args: withUsage(cobra.NoArgs),
 		RunE: call("GET", adminPartnersBase, nil)})
-	p.AddCommand(&cobra.Command{Use: "show <partner-id>", Short: "Shows one partner (no secrets)", Args: cobra.ExactArgs(1),
+	p.AddCommand(&cobra.Command{Use: "show <partner-id>", Short: "Shows one partner (no secrets)", Args: withUsage(cobra.ExactArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return call("GET", adminPartnersBase+"/"+url.PathEscape(args[0]), nil)(cmd, args)
 		}})
-	p.AddCommand(&cobra.Command{Use: "add-client <partner-id>", Short: "Adds a client; prints its id and secret once", Args: cobra.ExactArgs(1),
+	p.AddCommand(&cobra.Command{Use: "add-client <partner-id>", Short: "Adds a client; prints its id and secret once", Args: withUsage(cobra.ExactArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return call("POST", adminPartnersBase+"/"+url.PathEscape(args[0])+"/clients", nil)(cmd, args)
 		}})
@@ -64,22 +62,42 @@ func addPartnerCommands(root *cobra.Command) {
 		{"disable-client", "disable", "Disables a client; its tokens stop working at once"},
 		{"enable-client", "enable", "Enables a disabled client again"},
 	} {
-		p.AddCommand(&cobra.Command{Use: op.use + " <partner-id> <client-id>", Short: op.short, Args: cobra.ExactArgs(2),
+		p.AddCommand(&cobra.Command{Use: op.use + " <partner-id> <client-id>", Short: op.short, Args: withUsage(cobra.ExactArgs(2)),
 			RunE: func(cmd *cobra.Command, args []string) error {
 				return call("POST", adminPartnersBase+"/"+url.PathEscape(args[0])+"/clients/"+url.PathEscape(args[1])+"/"+op.action, nil)(cmd, args)
 			}})
 	}
-	p.AddCommand(&cobra.Command{Use: "rotate-webhook-key <partner-id>", Short: "Gives a partner (also a static one without webhook_key in the Caddyfile) a new webhook key (printed once)", Args: cobra.ExactArgs(1),
+	for _, op := range []struct{ use, action, short string }{
+		{"disable", "disable", "Disables a partner: its clients get no token and their tokens are refused at once; its subscriptions stay"},
+		{"enable", "enable", "Enables a disabled partner again"},
+	} {
+		p.AddCommand(&cobra.Command{Use: op.use + " <partner-id>", Short: op.short, Args: withUsage(cobra.ExactArgs(1)),
+			RunE: func(cmd *cobra.Command, args []string) error {
+				return call("POST", adminPartnersBase+"/"+url.PathEscape(args[0])+"/"+op.action, nil)(cmd, args)
+			}})
+	}
+	del := &cobra.Command{Use: "delete <partner-id> [--yes]",
+		Short: "Deletes a partner, its clients (their tokens are refused at once) and its subscriptions (queued deliveries are dropped)",
+		Args:  withUsage(cobra.ExactArgs(1)),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := confirm(cmd, fmt.Sprintf("This deletes partner %s, its clients and its subscriptions", args[0])); err != nil {
+				return err
+			}
+			return call("DELETE", adminPartnersBase+"/"+url.PathEscape(args[0]), nil)(cmd, args)
+		}}
+	del.Flags().BoolP("yes", "y", false, "Do not ask for confirmation")
+	p.AddCommand(del)
+	p.AddCommand(&cobra.Command{Use: "rotate-webhook-key <partner-id>", Short: "Gives a partner (also a static one without webhook_key in the Caddyfile) a new webhook key (printed once)", Args: withUsage(cobra.ExactArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return call("POST", adminPartnersBase+"/"+url.PathEscape(args[0])+"/webhook-key/rotate", nil)(cmd, args)
 		}})
 	root.AddCommand(p)
 
 	k := &cobra.Command{Use: "key", Short: "Manages token signing keys"}
-	k.AddCommand(&cobra.Command{Use: "list", Short: "Lists signing keys (no key material)", Args: cobra.NoArgs, RunE: call("GET", adminKeysBase, nil)})
+	k.AddCommand(&cobra.Command{Use: "list", Short: "Lists signing keys (no key material)", Args: withUsage(cobra.NoArgs), RunE: call("GET", adminKeysBase, nil)})
 	k.AddCommand(&cobra.Command{Use: "rotate", Short: "Makes a new generated signing key current; tokens of the previous key stay valid until they expire",
-		Args: cobra.NoArgs, RunE: call("POST", adminKeysBase+"/rotate", nil)})
-	gen := &cobra.Command{Use: "generate", Short: "Prints a new random key for the signing_key option (runs locally)", Args: cobra.NoArgs,
+		Args: withUsage(cobra.NoArgs), RunE: call("POST", adminKeysBase+"/rotate", nil)})
+	gen := &cobra.Command{Use: "generate", Short: "Prints a new random key for the signing_key option (runs locally)", Args: withUsage(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			alg, _ := cmd.Flags().GetString("alg")
 			key, err := tokens.GenerateKey(rand.Reader, alg)
@@ -94,7 +112,7 @@ func addPartnerCommands(root *cobra.Command) {
 	root.AddCommand(k)
 
 	root.AddCommand(&cobra.Command{Use: "secret", Short: "Prints a random secret of 32 bytes for a static client or webhook key (runs locally)",
-		Args: cobra.NoArgs, RunE: func(cmd *cobra.Command, _ []string) error {
+		Args: withUsage(cobra.NoArgs), RunE: func(cmd *cobra.Command, _ []string) error {
 			s, err := tokens.NewSecret(rand.Reader)
 			if err != nil {
 				return err

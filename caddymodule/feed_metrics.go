@@ -18,9 +18,10 @@ import (
 //	fulfilgate_feed_deliveries_queued_total{feed}  deliveries queued (events × subscriptions)
 //	fulfilgate_feed_rejected_changes_total{feed}   changes rejected (skipped as unusable)
 //	fulfilgate_feed_poll_errors{feed}              consecutive failed polls (0 when healthy)
+//	fulfilgate_feed_poll_errors_total{feed}        failed polls (an answer that is not a feed included)
 //	fulfilgate_feed_lag_seconds{feed}              time since the reader last reached the feed's end
 type feedCollector struct {
-	read, dup, events, deliveries, rejected, errors, lag *prometheus.Desc
+	read, dup, events, deliveries, rejected, errors, errorsTotal, lag *prometheus.Desc
 }
 
 var feedMetrics = sync.OnceValue(func() *feedCollector {
@@ -34,13 +35,15 @@ var feedMetrics = sync.OnceValue(func() *feedCollector {
 		deliveries: d("deliveries_queued_total", "Webhook deliveries queued from upstream changes (events times matching subscriptions)."),
 		rejected:   d("rejected_changes_total", "Upstream changes rejected (unknown kind or partner, missing id or entity, wrong types)."),
 		errors:     d("poll_errors", "Consecutive failed polls of the feed (0 when healthy)."),
-		lag:        d("lag_seconds", "Seconds since the start of the last poll that reached the end of the feed."),
+		errorsTotal: d("poll_errors_total", "Failed polls of the feed: no answer, an error status, or an answer that is not a feed page "+
+			"(not JSON, HTML or XML, no \"changes\" array). Waiting for the feed at start-up is not counted."),
+		lag: d("lag_seconds", "Seconds since the start of the last poll that reached the end of the feed."),
 	}
 })
 
 // Describe implements prometheus.Collector.
 func (c *feedCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{c.read, c.dup, c.events, c.deliveries, c.rejected, c.errors, c.lag} {
+	for _, d := range []*prometheus.Desc{c.read, c.dup, c.events, c.deliveries, c.rejected, c.errors, c.errorsTotal, c.lag} {
 		ch <- d
 	}
 }
@@ -63,6 +66,7 @@ func (c *feedCollector) Collect(ch chan<- prometheus.Metric) {
 			counter(c.events, st.EventsProduced)
 			counter(c.deliveries, st.DeliveriesQueued)
 			counter(c.rejected, st.RejectedChanges)
+			counter(c.errorsTotal, st.PollErrors)
 			ch <- prometheus.MustNewConstMetric(c.errors, prometheus.GaugeValue, float64(st.ConsecutiveErrors), st.Name)
 			if st.Mode == "poll" {
 				ch <- prometheus.MustNewConstMetric(c.lag, prometheus.GaugeValue, st.LagSeconds, st.Name)

@@ -141,7 +141,7 @@ func (h *SubscriptionsHandler) ServeHTTP(w http.ResponseWriter, r *http.Request,
 	case id == "":
 		subs, err := store.List(partner)
 		if err != nil {
-			h.internal(w, "listing subscriptions", err)
+			h.internal(w, r, "listing subscriptions", err)
 			return nil
 		}
 		out := make([]subscriptionJSON, 0, len(subs))
@@ -153,7 +153,7 @@ func (h *SubscriptionsHandler) ServeHTTP(w http.ResponseWriter, r *http.Request,
 		}{out})
 	case r.Method == http.MethodDelete:
 		if err := store.Delete(partner, id); err != nil {
-			h.storeError(w, "deleting a subscription", err)
+			h.storeError(w, r, "deleting a subscription", err)
 			return nil
 		}
 		w.Header().Set("Cache-Control", "no-store")
@@ -161,7 +161,7 @@ func (h *SubscriptionsHandler) ServeHTTP(w http.ResponseWriter, r *http.Request,
 	default: // GET or HEAD of one
 		sub, err := store.Get(partner, id)
 		if err != nil {
-			h.storeError(w, "reading a subscription", err)
+			h.storeError(w, r, "reading a subscription", err)
 			return nil
 		}
 		writeJSON(w, http.StatusOK, "application/json", toSubscriptionJSON(sub))
@@ -180,7 +180,7 @@ func (h *SubscriptionsHandler) create(w http.ResponseWriter, r *http.Request, st
 	defer cancel()
 	sub, created, err := store.Create(ctx, partner, req.url, req.event)
 	if err != nil {
-		h.storeError(w, "creating a subscription", err)
+		h.storeError(w, r, "creating a subscription", err)
 		return
 	}
 	status := http.StatusOK
@@ -188,14 +188,14 @@ func (h *SubscriptionsHandler) create(w http.ResponseWriter, r *http.Request, st
 		status = http.StatusCreated
 		w.Header().Set("Location", subscriptionsPath+"/"+sub.ID)
 		if c := h.logger.Check(zapcore.InfoLevel, "subscription created"); c != nil {
-			c.Write(zap.String("partner", partner), zap.String("subscription", sub.ID), zap.String("event", sub.Event))
+			c.Write(zap.String("partner", partner), zap.String("subscription", sub.ID), zap.String("event", sub.Event), requestIDField(r))
 		}
 	}
 	writeJSON(w, status, "application/json", toSubscriptionJSON(sub))
 }
 
 // storeError answers an error of the subscription store.
-func (h *SubscriptionsHandler) storeError(w http.ResponseWriter, what string, err error) {
+func (h *SubscriptionsHandler) storeError(w http.ResponseWriter, r *http.Request, what string, err error) {
 	var ve *webhooks.ValidationError
 	switch {
 	case errors.As(err, &ve):
@@ -211,12 +211,12 @@ func (h *SubscriptionsHandler) storeError(w http.ResponseWriter, what string, er
 	case errors.Is(err, context.Canceled):
 		// the client went away; nobody reads the answer
 	default:
-		h.internal(w, what, err)
+		h.internal(w, r, what, err)
 	}
 }
 
-func (h *SubscriptionsHandler) internal(w http.ResponseWriter, what string, err error) {
-	h.logger.Error(what, zap.Error(err))
+func (h *SubscriptionsHandler) internal(w http.ResponseWriter, r *http.Request, what string, err error) {
+	h.logger.Error(what, zap.Error(err), requestIDField(r))
 	writeProblem(w, http.StatusInternalServerError, "internal", "internal error; it has been logged")
 }
 

@@ -91,6 +91,7 @@ func writeTokenJSON(w http.ResponseWriter, status int, v any) {
 }
 
 func writeOAuthError(w http.ResponseWriter, status int, code, desc string) {
+	gwMetrics().tokenAnswer(status, code, false)
 	writeTokenJSON(w, status, oauthError{Error: code, Description: desc})
 }
 
@@ -155,6 +156,7 @@ func (h *TokenHandler) ServeHTTP(w http.ResponseWriter, r *http.Request, _ caddy
 	if ce := h.logger.Check(zapcore.DebugLevel, "token issued"); ce != nil {
 		ce.Write(zap.String("client_id", client.ID), zap.String("partner_id", client.PartnerID), zap.Bool("reused", tok.Reused))
 	}
+	gwMetrics().tokenAnswer(http.StatusOK, "", tok.Reused)
 	writeTokenJSON(w, http.StatusOK, tokenResponse{AccessToken: tok.AccessToken, TokenType: "Bearer", ExpiresIn: tok.ExpiresIn})
 	return nil
 }

@@ -51,6 +51,7 @@ type problemResponseWriter struct {
 	caddyhttp.ResponseWriterWrapper
 	wroteHeader bool
 	replaced    bool // the upstream's error body is discarded
+	failed      bool // the upstream answered 5xx
 	// ours are the headers the gateway had set before proxying, with the
 	// gateway's values (the proxy may overwrite them with the WMS's, e.g.
 	// Server); few, so an array keeps them without an allocation.
@@ -85,7 +86,7 @@ func (pw *problemResponseWriter) WriteHeader(status int) {
 		pw.ResponseWriter.WriteHeader(status)
 		return
 	}
-	pw.wroteHeader, pw.replaced = true, true
+	pw.wroteHeader, pw.replaced, pw.failed = true, true, status >= 500
 	h := pw.Header()
 	kept := make(http.Header, 2+pw.nOurs)
 	for _, name := range keptUpstreamHeaders {
@@ -134,15 +135,19 @@ func serveAsProblems(w http.ResponseWriter, r *http.Request, next caddyhttp.Hand
 	pw := newProblemResponseWriter(w)
 	err := next.ServeHTTP(pw, r)
 	if err == nil || pw.wroteHeader {
+		if pw.failed {
+			gwMetrics().wmsError(true)
+		}
 		return err
 	}
+	gwMetrics().wmsError(false)
 	status := http.StatusBadGateway
 	var he caddyhttp.HandlerError
 	if errors.As(err, &he) && he.StatusCode >= 400 {
 		status = he.StatusCode
 	}
 	if ce := logger.Check(zapcore.ErrorLevel, "upstream request failed"); ce != nil {
-		ce.Write(zap.Int("status", status), zap.Error(err))
+		ce.Write(zap.Int("status", status), zap.Error(err), requestIDField(r))
 	}
 	pw.WriteHeader(status)
 	return nil

@@ -251,6 +251,7 @@ func (h *VersionHandler) ServeHTTP(w http.ResponseWriter, r *http.Request, next 
 		return nil
 	}
 	v := m.Version
+	gwMetrics().request(v.Name, r)
 	if repl, ok := r.Context().Value(caddy.ReplacerCtxKey).(*caddy.Replacer); ok {
 		repl.Set("fulfilment.version", v.Name)
 		repl.Set("fulfilment.resource", m.Resource)
@@ -276,7 +277,7 @@ func (h *VersionHandler) ServeHTTP(w http.ResponseWriter, r *http.Request, next 
 	}
 	if ce := h.logger.Check(zapcore.DebugLevel, "fulfilment path mapped"); ce != nil {
 		ce.Write(zap.String("version", v.Name), zap.String("resource", m.Resource),
-			zap.String("upstream_path", m.RawPath))
+			zap.String("upstream_path", m.RawPath), requestIDField(r))
 	}
 	r.URL.Path, r.URL.RawPath = m.Path, m.RawPath
 	id.guard.forwardIdentity(r.Header, id.id)
@@ -309,7 +310,7 @@ func (h *VersionHandler) refuse(w http.ResponseWriter, r *http.Request, err erro
 		})
 	case errors.As(err, &pe):
 		if ce := h.logger.Check(zapcore.InfoLevel, "unsafe request path refused"); ce != nil {
-			ce.Write(zap.String("reason", pe.Reason), zap.String("remote_ip", clientAddr(r)))
+			ce.Write(zap.String("reason", pe.Reason), zap.String("remote_ip", clientAddr(r)), requestIDField(r))
 		}
 		writeProblem(w, http.StatusBadRequest, "invalid-path", pe.Reason)
 	default:

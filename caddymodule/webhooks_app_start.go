@@ -3,7 +3,6 @@ package caddymodule
 import (
 	"errors"
 	"fmt"
-	"runtime/debug"
 	"sync"
 
 	"github.com/caddyserver/caddy/v2"
@@ -11,30 +10,6 @@ import (
 
 	"github.com/fulfilgate/fulfilgate/webhooks"
 )
-
-const gatewayModulePath = "github.com/fulfilgate/fulfilgate"
-
-// webhooksGatewayVersion is the version of the gateway module in this binary
-// (from the build info), or "dev" for a build from a working tree.
-func webhooksGatewayVersion() string {
-	bi, ok := debug.ReadBuildInfo()
-	if !ok {
-		return "dev"
-	}
-	v := ""
-	if bi.Main.Path == gatewayModulePath {
-		v = bi.Main.Version
-	}
-	for _, dep := range bi.Deps {
-		if dep.Path == gatewayModulePath {
-			v = dep.Version
-		}
-	}
-	if v == "" || v == "(devel)" {
-		return "dev"
-	}
-	return v
-}
 
 // provisionWebhooks checks the webhooks block, fills in its defaults and
 // registers the webhook metrics into this config's registry.

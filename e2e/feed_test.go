@@ -96,7 +96,7 @@ func TestFeedEndToEndBothPartnerKinds(t *testing.T) {
 
 	// An operator resets the feed to the beginning: every change is read
 	// again and skipped as done; no event is produced twice.
-	out, err = e.g.CLI("fulfilment", "feeds", "reset", "wms", "--address", e.g.Admin)
+	out, err = e.g.CLI("fulfilment", "feeds", "reset", "wms", "--yes", "--address", e.g.Admin)
 	if err != nil || !contains(out, `"cursor": ""`) {
 		t.Fatalf("caddy fulfilment feeds reset: %v\n%s", err, out)
 	}

@@ -15,6 +15,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -49,8 +50,15 @@ func runMain(m *testing.M) int {
 	}
 	defer os.RemoveAll(dir)
 	caddyBin = filepath.Join(dir, "caddy")
-	build := exec.Command("go", "build", "-o", caddyBin, "./cmd/fulfilgate")
+	// cmd/fulfilgate is the main package xcaddy generates; these are
+	// xcaddy's build tags and flags (as in xcaddy.sh).
+	build := exec.Command("go", "build", "-trimpath", "-ldflags", "-w -s", "-tags", "nobadger,nomysql,nopgx",
+		"-o", caddyBin, "./cmd/fulfilgate")
 	build.Dir = ".."
+	build.Env = os.Environ()
+	if os.Getenv("CGO_ENABLED") == "" {
+		build.Env = append(build.Env, "CGO_ENABLED=0")
+	}
 	build.Stdout, build.Stderr = os.Stderr, os.Stderr
 	if err := build.Run(); err != nil {
 		fmt.Fprintln(os.Stderr, "building the gateway:", err)
@@ -59,27 +67,49 @@ func runMain(m *testing.M) int {
 	return m.Run()
 }
 
-// Ports for the gateways under test come from below the kernel's ephemeral
-// range (32768 and up on Linux), so that no port-0 listener (a receiver, an
-// httptest server) and no client socket can be handed a port between the
-// moment a test picks it and the moment its gateway binds it. Within this
-// process each port is handed out once; the start is spread by process id.
+// Ports for the gateways under test come from a range below the kernel's
+// ephemeral range (32768 and up on Linux), so that no port-0 listener (a
+// receiver, an httptest server) and no client socket can be handed a port
+// between the moment a test picks it and the moment its gateway binds it.
+// The range is 20000-32000 unless $FULFILGATE_E2E_PORTS gives another
+// ("<first>-<last>", e.g. for machines where other services or test runs
+// use it). Within this process each port is handed out once; the start is
+// spread by process id, so parallel runs rarely meet.
 var (
-	portMu   sync.Mutex
-	nextPort = 20000 + os.Getpid()%100*100
+	portMu              sync.Mutex
+	portFirst, portLast = portRange(os.Getenv("FULFILGATE_E2E_PORTS"))
+	nextPort            = portFirst + os.Getpid()%100*(portLast-portFirst+1)/100
 )
 
-// freePort returns a TCP port on 127.0.0.1 that is free, below the
-// ephemeral range, and not handed out before by this process.
+// portRange parses "<first>-<last>" (both in 1024-65535, first <= last);
+// an empty or invalid value gives the default 20000-32000, an invalid one
+// with a message on stderr.
+func portRange(s string) (first, last int) {
+	const defFirst, defLast = 20000, 32000
+	if s == "" {
+		return defFirst, defLast
+	}
+	a, b, ok := strings.Cut(s, "-")
+	first, err1 := strconv.Atoi(strings.TrimSpace(a))
+	last, err2 := strconv.Atoi(strings.TrimSpace(b))
+	if !ok || err1 != nil || err2 != nil || first < 1024 || last > 65535 || first > last {
+		fmt.Fprintf(os.Stderr, "FULFILGATE_E2E_PORTS=%q: want <first>-<last> within 1024-65535; using %d-%d\n", s, defFirst, defLast)
+		return defFirst, defLast
+	}
+	return first, last
+}
+
+// freePort returns a TCP port on 127.0.0.1 that is free, within the port
+// range, and not handed out before by this process.
 func freePort(t testing.TB) int {
 	t.Helper()
 	portMu.Lock()
 	defer portMu.Unlock()
-	for range 12000 {
+	for range portLast - portFirst + 1 {
 		p := nextPort
 		nextPort++
-		if nextPort >= 32000 {
-			nextPort = 20000
+		if nextPort > portLast {
+			nextPort = portFirst
 		}
 		l, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", p))
 		if err == nil {
@@ -87,7 +117,7 @@ func freePort(t testing.TB) int {
 			return p
 		}
 	}
-	t.Fatal("no free port between 20000 and 32000 on 127.0.0.1")
+	t.Fatalf("no free port between %d and %d on 127.0.0.1 (set FULFILGATE_E2E_PORTS to another range)", portFirst, portLast)
 	return 0
 }
 

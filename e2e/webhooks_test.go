@@ -260,9 +260,16 @@ func TestWebhooksRetryUntilSuccess(t *testing.T) {
 // A receiver that never answers is abandoned after max_attempts (each
 // attempt timing out), shows up as dead with its attempt log, and a replay
 // through the CLI delivers it with the same x-hook-id once it answers.
+//
+// Only max_attempts ends the delivery here: the retry period (1 h) is out of
+// reach of three attempts of at most 1 s each with back-offs of at most 1 s
+// and 2 s, however slow the machine. (With a period of a few seconds the
+// third attempt could fall after it and the delivery die after two.) Which
+// of the two limits ends a delivery is tested in package webhooks with an
+// injected clock (TestDeliveryAttemptLimit, TestDeliveryOutageGoesDeadThenReplays).
 func TestWebhooksAbandonedThenReplayed(t *testing.T) {
 	t.Parallel()
-	g := startHooksGateway(t, "allow_http\n allow_networks 127.0.0.0/8\n timeout 1s\n max_attempts 3\n retry_period 5s")
+	g := startHooksGateway(t, "allow_http\n allow_networks 127.0.0.0/8\n timeout 1s\n max_attempts 3\n retry_period 1h")
 	tok := g.token(t, "acme-client", whAcmeSecret)
 	release := make(chan struct{})
 	gr := newWhGoReceiver(t, func(w http.ResponseWriter, r *http.Request) {

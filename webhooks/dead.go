@@ -44,7 +44,7 @@ func (s *Service) Dead(f ListFilter) ([]DeliveryInfo, error) {
 			} else if err != nil {
 				return err
 			}
-			if f.match(d) {
+			if f.match(d) && !d.Due.Before(f.DiedSince) { // a dead delivery's Due is when it died
 				out = append(out, d.info(true))
 			}
 		}

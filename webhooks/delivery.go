@@ -2,6 +2,7 @@ package webhooks
 
 import (
 	"crypto/rand"
+	"crypto/sha256"
 	"encoding/base32"
 	"encoding/binary"
 	"net/url"
@@ -78,6 +79,8 @@ type ListFilter struct {
 	SubscriptionID string
 	PartnerID      string
 	Limit          int
+	// DiedSince, for Dead, keeps the deliveries that died at or after it.
+	DiedSince time.Time
 }
 
 func (f ListFilter) limit() int {
@@ -146,6 +149,21 @@ func parseTimeKey(prefix string, k []byte) (time.Time, string, bool) {
 }
 
 var idEncoding = base32.NewEncoding("abcdefghijklmnopqrstuvwxyz234567").WithPadding(base32.NoPadding)
+
+// deliveryID is the id of a delivery to subscription sub of an event named
+// by key: stable when key is not empty (the same key and subscription always
+// give the same id), random otherwise.
+func deliveryID(key, sub string) string {
+	if key == "" {
+		return newID("whd_")
+	}
+	h := sha256.New()
+	h.Write([]byte("fulfilgate delivery id\x00"))
+	h.Write([]byte(key))
+	h.Write([]byte{0})
+	h.Write([]byte(sub))
+	return "whd_" + idEncoding.EncodeToString(h.Sum(nil)[:16])
+}
 
 // newID returns prefix + 16 random bytes in lower-case base32 (26 chars).
 func newID(prefix string) string {

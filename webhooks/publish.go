@@ -19,6 +19,24 @@ const maxConflictRetries = 16
 // for Badger are they split, and extra then runs in the last one. Unknown
 // event names are refused (*ValidationError) before anything is written.
 func (s *Service) Publish(partnerID string, events []Event, extra func(txn *badger.Txn) error) (int, error) {
+	return s.publish(partnerID, events, nil, extra)
+}
+
+// PublishKeyed is Publish with a key for each event (keys[i] names
+// events[i]; the feed reader uses the feed, the change and its content).
+// The deliveries of an event with a key get stable ids: the same key and
+// subscription always give the same id (x-hook-id), so an event queued
+// again (a feed re-read after forgetting the changes it had done) reaches a
+// receiver with the id it saw before, and a receiver that de-duplicates on
+// x-hook-id processes it once. An empty key gives random ids, as Publish.
+func (s *Service) PublishKeyed(partnerID string, events []Event, keys []string, extra func(txn *badger.Txn) error) (int, error) {
+	if len(keys) != len(events) {
+		return 0, fmt.Errorf("webhooks: %d keys for %d events", len(keys), len(events))
+	}
+	return s.publish(partnerID, events, keys, extra)
+}
+
+func (s *Service) publish(partnerID string, events []Event, keys []string, extra func(txn *badger.Txn) error) (int, error) {
 	if s.closed.Load() {
 		return 0, errClosed
 	}
@@ -32,10 +50,14 @@ func (s *Service) Publish(partnerID string, events []Event, extra func(txn *badg
 	}
 	now := s.clock().UTC()
 	var ds []*delivery
-	for _, e := range events {
+	for i, e := range events {
+		key := ""
+		if keys != nil {
+			key = keys[i]
+		}
 		subs, _ := s.subs.ForPartnerEvent(partnerID, e.Name)
 		for _, sub := range subs {
-			ds = append(ds, &delivery{ID: newID("whd_"), SubscriptionID: sub.ID, PartnerID: partnerID,
+			ds = append(ds, &delivery{ID: deliveryID(key, sub.ID), SubscriptionID: sub.ID, PartnerID: partnerID,
 				Event: e, URL: sub.NotificationURL, Created: now, Due: now})
 		}
 	}

@@ -8,6 +8,9 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
 
 	"github.com/dgraph-io/badger/v4"
 	"github.com/dgraph-io/badger/v4/options"
@@ -63,6 +66,10 @@ func Open(dir string, opts badger.Options) (*badger.DB, error) {
 		return nil, fmt.Errorf("creating data dir: %w", err)
 	}
 	db, err := badger.Open(opts)
+	if err != nil && (errors.Is(err, syscall.EWOULDBLOCK) || strings.Contains(err.Error(), "Cannot acquire directory lock")) {
+		return nil, fmt.Errorf("%w: %s is locked by %s; another gateway runs with the same data_dir: stop it, or give this one its own data_dir (%v)",
+			ErrInUse, dir, lockHolder(dir), err)
+	}
 	if errors.Is(err, badger.ErrEncryptionKeyMismatch) {
 		how := "it is encrypted with another key"
 		if len(opts.EncryptionKey) == 0 {
@@ -74,4 +81,19 @@ func Open(dir string, opts badger.Options) (*badger.DB, error) {
 		return nil, fmt.Errorf("opening data dir %s: %w", dir, err)
 	}
 	return db, nil
+}
+
+// ErrInUse is returned by Open when another process holds the data dir.
+// (Badger formats its lock error into text, so Open recognises it by its
+// message as well as by the flock error it may wrap.)
+var ErrInUse = errors.New("data dir in use by another process")
+
+// lockHolder names the process holding dir's lock, from the pid Badger
+// writes into its LOCK file.
+func lockHolder(dir string) string {
+	b, err := os.ReadFile(filepath.Join(dir, "LOCK"))
+	if pid := strings.TrimSpace(string(b)); err == nil && pid != "" {
+		return "process " + pid
+	}
+	return "another process"
 }

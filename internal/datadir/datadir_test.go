@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/dgraph-io/badger/v4"
@@ -89,5 +91,29 @@ func TestOpenBadDir(t *testing.T) {
 	bad := filepath.Join(file, "MANIFEST", "x")
 	if _, err := Open(bad, Options(bad, nil)); err == nil {
 		t.Fatal("opening below a regular file succeeded")
+	}
+}
+
+// A second Open of a data dir that is open (here in this process; between
+// two gateways the same lock is taken) is refused with ErrInUse, naming the
+// process that holds it and what to do.
+func TestOpenRefusesADataDirInUse(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "data")
+	db, err := Open(dir, Options(dir, nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	second, err := Open(dir, Options(dir, nil))
+	if err == nil {
+		second.Close()
+		t.Fatal("a second Open of the same data dir succeeded, want it refused")
+	}
+	if !errors.Is(err, ErrInUse) {
+		t.Fatalf("second Open: %v, want an error wrapping ErrInUse", err)
+	}
+	if want := fmt.Sprintf("locked by process %d", os.Getpid()); !strings.Contains(err.Error(), want) ||
+		!strings.Contains(err.Error(), "same data_dir") {
+		t.Fatalf("second Open: %q, want it to say %q and name the data_dir", err, want)
 	}
 }

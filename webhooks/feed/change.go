@@ -45,12 +45,17 @@ type Page struct {
 // ErrMalformedPage wraps every reason a page as a whole cannot be used.
 var ErrMalformedPage = errors.New("malformed feed page")
 
+// WrongURLHint ends the errors of answers that are not a feed at all: a
+// JSON object without "changes", an HTML or XML document, a 404.
+const WrongURLHint = `the feed URL is probably wrong: it must answer {"changes":[...],"next":"<cursor>"}`
+
 // maxIDLen bounds change ids (they become Badger keys).
 const maxIDLen = 512
 
 // DecodePage decodes a feed answer. It fails (ErrMalformedPage) only when the
-// page itself is unusable: not JSON, not an object, "changes" not an array,
-// "next" neither string nor number, or changes without a next cursor. A change
+// page itself is unusable: not JSON, not an object, "changes" missing, null
+// or not an array, "next" neither string nor number, or changes without a
+// next cursor. A change
 // that cannot be decoded is returned with Invalid set.
 func DecodePage(body []byte, m *Mapping) (Page, error) {
 	var top map[string]json.RawMessage
@@ -60,16 +65,17 @@ func DecodePage(body []byte, m *Mapping) (Page, error) {
 	if top == nil {
 		return Page{}, fmt.Errorf("%w: not a JSON object", ErrMalformedPage)
 	}
-	var p Page
-	if raw, ok := top["changes"]; ok && !isNull(raw) {
-		var items []json.RawMessage
-		if err := json.Unmarshal(raw, &items); err != nil {
-			return Page{}, fmt.Errorf("%w: \"changes\" is not an array", ErrMalformedPage)
-		}
-		p.Changes = make([]Change, len(items))
-		for i, it := range items {
-			p.Changes[i] = DecodeChange(it, m)
-		}
+	raw, ok := top["changes"]
+	if !ok || isNull(raw) {
+		return Page{}, fmt.Errorf("%w: no \"changes\" array; %s", ErrMalformedPage, WrongURLHint)
+	}
+	var items []json.RawMessage
+	if err := json.Unmarshal(raw, &items); err != nil {
+		return Page{}, fmt.Errorf("%w: \"changes\" is not an array", ErrMalformedPage)
+	}
+	p := Page{Changes: make([]Change, len(items))}
+	for i, it := range items {
+		p.Changes[i] = DecodeChange(it, m)
 	}
 	if raw, ok := top["next"]; ok && !isNull(raw) {
 		next, err := decodeCursor(raw)

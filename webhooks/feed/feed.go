@@ -22,6 +22,14 @@ type Publisher interface {
 	Publish(partnerID string, events []webhooks.Event, extra func(txn *badger.Txn) error) (int, error)
 }
 
+// KeyedPublisher is a Publisher that can give the deliveries of an event
+// stable ids from a key (webhooks.Service does). The feed reader uses it
+// when the Publisher has it: then the events of a change read again after
+// Reset with forgetSeen reach receivers with the x-hook-ids they had.
+type KeyedPublisher interface {
+	PublishKeyed(partnerID string, events []webhooks.Event, keys []string, extra func(txn *badger.Txn) error) (int, error)
+}
+
 // Partners tells whether a partner exists and whether it is a consolidation
 // partner. An error means the partners cannot be looked up right now (the
 // batch is retried later; nothing is rejected for it).
@@ -87,7 +95,7 @@ type Feed struct {
 }
 
 type counters struct {
-	read, events, deliveries, rejected, duplicates, pages atomic.Uint64
+	read, events, deliveries, rejected, duplicates, pages, pollErrors atomic.Uint64
 }
 
 // New opens a feed's state (cursor, rejected changes). Start starts polling.
@@ -122,7 +130,7 @@ func New(opts Options, s Settings) (*Feed, error) {
 	if err != nil {
 		return nil, fmt.Errorf("feed %s: reading cursor: %w", f.name, err)
 	}
-	f.poll.cursor = cur
+	f.poll.cursor, f.poll.startedAt = cur, f.clock()
 	if f.rej, f.rejTot, err = f.st.rejected(); err != nil {
 		return nil, fmt.Errorf("feed %s: reading rejected changes: %w", f.name, err)
 	}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"mime"
 	"net"
 	"net/http"
 	"net/url"
@@ -105,8 +106,17 @@ type pollState struct {
 	warning    string
 	newestAt   time.Time
 	retryAfter time.Duration
-	gen        int // incremented by Reset
+	gen        int  // incremented by Reset
+	everOK     bool // a poll succeeded since start-up
+	waits      int  // start-up polls that found no one listening
 }
+
+// StartupWait is how long after start-up a feed that refuses connections is
+// waited for quietly (it is often started at the same time as the
+// gateway): polls are retried with the usual back-off, logged at info level
+// once, shown as a warning, and not counted as errors. After it, or after
+// the first success, every failure is an error.
+const StartupWait = 30 * time.Second
 
 // errPageTooLarge is returned for an answer over MaxPageBytes.
 var errPageTooLarge = errors.New("feed page too large")
@@ -186,7 +196,11 @@ func (f *Feed) Poll(ctx context.Context) time.Duration {
 	now := f.clock()
 	f.smu.Lock()
 	defer f.smu.Unlock()
+	if !f.poll.everOK {
+		f.poll.everOK, f.poll.waits, f.poll.warning = true, 0, ""
+	}
 	f.poll.failures, f.poll.lastOKAt = 0, now
+	f.poll.lastErr, f.poll.lastErrAt = "", time.Time{}
 	if limit < pc.PageSize { // recover from a halved limit
 		f.poll.limit = min(limit*2, pc.PageSize)
 	}
@@ -220,22 +234,54 @@ func (f *Feed) failed(pc PollConfig, limit int, err error) time.Duration {
 	now := f.clock()
 	f.smu.Lock()
 	defer f.smu.Unlock()
-	f.poll.failures++
-	if errors.Is(err, errPageTooLarge) {
-		f.poll.limit = max(limit/2, 1)
-		err = fmt.Errorf("%w (limit %d); asking for %d next", err, limit, f.poll.limit)
+	waiting := !f.poll.everOK && errors.Is(err, errNoListener) && now.Sub(f.poll.startedAt) < StartupWait
+	if waiting {
+		f.poll.waits++
+		f.poll.warning = fmt.Sprintf("waiting for the feed to answer since start-up at %s: %v",
+			f.poll.startedAt.UTC().Format(time.RFC3339), err)
+	} else {
+		f.poll.failures++
+		f.counters.pollErrors.Add(1)
+		if errors.Is(err, errPageTooLarge) {
+			f.poll.limit = max(limit/2, 1)
+			err = fmt.Errorf("%w (limit %d); asking for %d next", err, limit, f.poll.limit)
+		}
+		f.poll.lastErr, f.poll.lastErrAt = err.Error(), now
 	}
-	f.poll.lastErr, f.poll.lastErrAt = err.Error(), now
-	d := float64(pc.Interval) * math.Pow(2, float64(min(f.poll.failures-1, 30)))
+	n := f.poll.waits + f.poll.failures
+	d := float64(pc.Interval) * math.Pow(2, float64(min(n-1, 30)))
 	d = math.Min(d, float64(pc.BackoffMax))
 	wait := time.Duration(d/2 + f.rand()*d/2)
 	if ra := f.poll.retryAfter; ra > wait {
 		wait = min(ra, pc.BackoffMax)
 	}
 	f.poll.retryAfter = 0
-	f.logger.Warn("feed poll failed", zap.String("feed", f.name), zap.Error(err),
-		zap.Int("consecutive_failures", f.poll.failures), zap.Duration("retry_in", wait))
+	switch {
+	case waiting && f.poll.waits == 1:
+		f.logger.Info("feed not answering yet; waiting for it (start-up)", zap.String("feed", f.name),
+			zap.Error(err), zap.Duration("retry_in", wait))
+	case waiting:
+		f.logger.Debug("feed still not answering (start-up)", zap.String("feed", f.name),
+			zap.Error(err), zap.Duration("retry_in", wait))
+	default:
+		f.logger.Warn("feed poll failed", zap.String("feed", f.name), zap.Error(err),
+			zap.Int("consecutive_failures", f.poll.failures), zap.Duration("retry_in", wait))
+	}
 	return wait
+}
+
+// errNoListener marks a poll whose connection was refused or could not be
+// made: no one (yet) listens at the feed's address.
+var errNoListener = errors.New("no answer")
+
+// noListener wraps a transport error with errNoListener when it happened
+// while dialling.
+func noListener(err error) error {
+	var oe *net.OpError
+	if errors.As(err, &oe) && oe.Op == "dial" {
+		return fmt.Errorf("%w: %w", errNoListener, err)
+	}
+	return err
 }
 
 // fetch GETs one page and returns its body.
@@ -260,7 +306,7 @@ func (f *Feed) fetch(ctx context.Context, pc PollConfig, cursor string, limit in
 	req.Header.Set("Accept", "application/json")
 	resp, err := httpClient.Do(req)
 	if err != nil {
-		return nil, fmt.Errorf("reading feed: %w", redactURLError(err))
+		return nil, fmt.Errorf("reading feed: %w", noListener(redactURLError(err)))
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode >= 300 && resp.StatusCode <= 399 {
@@ -274,7 +320,11 @@ func (f *Feed) fetch(ctx context.Context, pc PollConfig, cursor string, limit in
 			f.poll.retryAfter = time.Duration(secs) * time.Second
 			f.smu.Unlock()
 		}
-		return nil, fmt.Errorf("feed answered %d: %s", resp.StatusCode, strings.TrimSpace(strings.ToValidUTF8(string(snippet), "?")))
+		return nil, fmt.Errorf("feed answered %d: %s%s", resp.StatusCode, strings.TrimSpace(strings.ToValidUTF8(string(snippet), "?")),
+			statusHint(resp.StatusCode))
+	}
+	if err := checkContentType(resp.Header.Get("Content-Type")); err != nil {
+		return nil, err
 	}
 	body, err := io.ReadAll(io.LimitReader(resp.Body, pc.MaxPageBytes+1))
 	if err != nil {
@@ -354,6 +404,34 @@ func (f *Feed) Reset(cursor string, forgetSeen bool) error {
 	select {
 	case f.wake <- struct{}{}:
 	default:
+	}
+	return nil
+}
+
+// statusHint is the hint added to an error status that says the URL names
+// no feed.
+func statusHint(status int) string {
+	switch status {
+	case http.StatusNotFound, http.StatusMethodNotAllowed, http.StatusGone:
+		return "; " + WrongURLHint
+	}
+	return ""
+}
+
+// checkContentType refuses an answer declared as HTML or XML (a web page, a
+// login form, an index): whatever the URL names, it is not the feed. Any
+// other type, or none, is read as JSON (servers often label JSON
+// text/plain).
+func checkContentType(ct string) error {
+	if ct == "" {
+		return nil
+	}
+	mt, _, err := mime.ParseMediaType(ct)
+	if err != nil {
+		return nil
+	}
+	if mt == "text/html" || mt == "application/xhtml+xml" || mt == "text/xml" || strings.HasSuffix(mt, "/xml") || strings.HasSuffix(mt, "+xml") {
+		return fmt.Errorf("%w: the feed answered %s, not JSON; %s", ErrMalformedPage, mt, WrongURLHint)
 	}
 	return nil
 }

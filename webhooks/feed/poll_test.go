@@ -108,8 +108,8 @@ func TestPublishFailureMidPageNoDuplicatesNoGaps(t *testing.T) {
 		}
 		seen[e] = true
 	}
-	if st := f.Status(); st.Cursor != "200" || st.LastError == "" || st.ConsecutiveErrors != 0 {
-		t.Fatalf("status after recovery %+v", st)
+	if st := f.Status(); st.Cursor != "200" || st.LastError != "" || st.ConsecutiveErrors != 0 || st.PollErrors != 1 {
+		t.Fatalf("status after recovery %+v, want cursor 200, the failed poll counted once and last_error cleared", st)
 	}
 }
 

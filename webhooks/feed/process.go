@@ -3,6 +3,7 @@ package feed
 import (
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"time"
 
@@ -37,6 +38,7 @@ const publishParallel = 4
 type chunk struct {
 	partner string
 	events  []webhooks.Event
+	keys    []string // keys[i] names events[i] (KeyedPublisher)
 	ids     []string
 }
 
@@ -130,6 +132,10 @@ func (f *Feed) process(changes []Change, cursor *string, source string, gen int)
 			chunks = append(chunks, ch)
 		}
 		ch.events = append(ch.events, events...)
+		key := f.eventKey(c)
+		for _, e := range events {
+			ch.keys = append(ch.keys, key+"\x00"+e.Name+"\x00"+e.Identifier)
+		}
 		ch.ids = append(ch.ids, c.ID)
 	}
 	res.Rejected = len(rejected)
@@ -243,7 +249,7 @@ func (f *Feed) publishAll(p Publisher, chunks []*chunk, expires time.Time) (int,
 func (f *Feed) publish(p Publisher, ch *chunk, expires time.Time, more func(*badger.Txn) error) (int, error) {
 	for attempt := 0; ; attempt++ {
 		ran := false
-		n, err := p.Publish(ch.partner, ch.events, func(txn *badger.Txn) error {
+		extra := func(txn *badger.Txn) error {
 			ran = true
 			if err := f.st.markDone(txn, ch.ids, expires); err != nil {
 				return err
@@ -252,7 +258,14 @@ func (f *Feed) publish(p Publisher, ch *chunk, expires time.Time, more func(*bad
 				return more(txn)
 			}
 			return nil
-		})
+		}
+		var n int
+		var err error
+		if kp, ok := p.(KeyedPublisher); ok {
+			n, err = kp.PublishKeyed(ch.partner, ch.events, ch.keys, extra)
+		} else {
+			n, err = p.Publish(ch.partner, ch.events, extra)
+		}
 		if errors.Is(err, badger.ErrConflict) && attempt < 5 {
 			continue
 		}
@@ -325,4 +338,14 @@ func (f *Feed) committed(res Result, rejected []Rejected, total uint64) {
 			zap.String("change", r.Change), zap.String("reason", r.Reason),
 			zap.String("source", r.Source))
 	}
+}
+
+// eventKey names a change's occurrence for webhooks.Event.Key: the feed,
+// the change id and the change's content, so that reading the same change
+// again (after a reset that forgot the done ids) gives its events the
+// x-hook-ids they had, while a WMS that reuses an id for another change
+// (another entity, status or time) gives new ones.
+func (f *Feed) eventKey(c Change) string {
+	return strings.Join(append([]string{f.name, c.ID, c.Partner, c.Kind, c.Entity, c.Change, c.Status, c.Shipment,
+		c.At.UTC().Format(time.RFC3339Nano)}, c.Products...), "\x00")
 }

@@ -26,9 +26,12 @@ type Status struct {
 	LastError         string     `json:"last_error,omitempty"`
 	LastErrorAt       *time.Time `json:"last_error_at,omitempty"`
 	ConsecutiveErrors int        `json:"consecutive_errors"`
-	Warning           string     `json:"warning,omitempty"`
-	PageLimit         int        `json:"page_limit,omitempty"`
-	NewestChangeAt    *time.Time `json:"newest_change_at,omitempty"`
+	// PollErrors counts failed polls since start-up (a feed still starting
+	// up is waited for, not counted: see StartupWait).
+	PollErrors     uint64     `json:"poll_errors"`
+	Warning        string     `json:"warning,omitempty"`
+	PageLimit      int        `json:"page_limit,omitempty"`
+	NewestChangeAt *time.Time `json:"newest_change_at,omitempty"`
 
 	// Counters since start-up (RejectedTotal: ever, kept on disk).
 	Pages            uint64 `json:"pages"`
@@ -89,6 +92,7 @@ func (f *Feed) Status() Status {
 	st.EventsProduced = f.counters.events.Load()
 	st.DeliveriesQueued = f.counters.deliveries.Load()
 	st.RejectedChanges = f.counters.rejected.Load()
+	st.PollErrors = f.counters.pollErrors.Load()
 	return st
 }
 

@@ -1,0 +1,195 @@
+package caddymodule
+
+import (
+	"errors"
+	"net/http"
+	"sync"
+	"sync/atomic"
+
+	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
+	"github.com/prometheus/client_golang/prometheus"
+	"go.uber.org/zap"
+
+	"github.com/fulfilgate/fulfilgate/tokens"
+)
+
+// gatewayMetrics are the Prometheus collectors of the request path: the
+// token endpoint, the Bearer guard, the versioned requests and the WMS's
+// errors. Like the webhook metrics they are created once per process and
+// registered into the registry of every config load, so counters continue
+// across reloads.
+//
+//	fulfilgate_token_requests_total{result}          token endpoint answers: issued, reused,
+//	                                                  throttled, invalid_client, invalid_request,
+//	                                                  unsupported_grant_type, method_not_allowed,
+//	                                                  too_large, unavailable, server_error
+//	fulfilgate_guard_refusals_total{status,reason}   Bearer guard refusals: 401 missing, 401 invalid,
+//	                                                  403 expired, 503 unavailable
+//	fulfilgate_requests_total{version,partner}       requests mapped by the version handler, by the
+//	                                                  version and the authenticated partner ("none")
+//	fulfilgate_wms_errors_total{kind}                WMS failures on proxied requests: error_status
+//	                                                  (the WMS answered 5xx), no_answer (it could not
+//	                                                  be reached or timed out)
+//
+// Counting allocates nothing on the request path: the children of fixed
+// label sets are created up front, and those of the version and partner
+// pairs are kept in a copy-on-write map read without a lock.
+type gatewayMetrics struct {
+	tokenVec  *prometheus.CounterVec
+	tokens    map[string]prometheus.Counter // result → child
+	guardVec  *prometheus.CounterVec
+	guard     map[tokens.Fault]prometheus.Counter
+	guard503  prometheus.Counter
+	requests  *prometheus.CounterVec
+	perPair   atomic.Pointer[map[versionPartner]prometheus.Counter]
+	pairMu    sync.Mutex
+	wmsVec    *prometheus.CounterVec
+	wmsStatus prometheus.Counter
+	wmsNone   prometheus.Counter
+}
+
+type versionPartner struct{ version, partner string }
+
+// tokenResults are the values of fulfilgate_token_requests_total's label.
+var tokenResults = []string{"issued", "reused", "throttled", "invalid_client", "invalid_request",
+	"unsupported_grant_type", "method_not_allowed", "too_large", "unavailable", "server_error"}
+
+var gwMetrics = sync.OnceValue(func() *gatewayMetrics {
+	m := &gatewayMetrics{
+		tokenVec: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: metricsNamespace, Subsystem: "token",
+			Name: "requests_total",
+			Help: "Answers of the token endpoint: issued (a new token), reused (the client's current token), " +
+				"throttled (429), or the OAuth error refused with.",
+		}, []string{"result"}),
+		guardVec: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: metricsNamespace, Subsystem: "guard",
+			Name: "refusals_total",
+			Help: "Requests the Bearer guard refused, by status and reason: 401 missing, 401 invalid " +
+				"(bad, revoked, of a disabled client or partner), 403 expired, 503 unavailable.",
+		}, []string{"status", "reason"}),
+		requests: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: metricsNamespace,
+			Name: "requests_total",
+			Help: "Partner requests mapped onto the WMS, by interface version and authenticated partner " +
+				"(\"none\" without the guard): who still calls a deprecated version.",
+		}, []string{"version", "partner"}),
+		wmsVec: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: metricsNamespace, Subsystem: "wms",
+			Name: "errors_total",
+			Help: "Proxied requests the WMS failed: error_status (it answered 5xx), no_answer (it could not be reached or timed out).",
+		}, []string{"kind"}),
+		tokens: map[string]prometheus.Counter{},
+	}
+	for _, r := range tokenResults {
+		m.tokens[r] = m.tokenVec.WithLabelValues(r)
+	}
+	m.guard = map[tokens.Fault]prometheus.Counter{
+		tokens.FaultMissing: m.guardVec.WithLabelValues("401", "missing"),
+		tokens.FaultInvalid: m.guardVec.WithLabelValues("401", "invalid"),
+		tokens.FaultExpired: m.guardVec.WithLabelValues("403", "expired"),
+	}
+	m.guard503 = m.guardVec.WithLabelValues("503", "unavailable")
+	m.wmsStatus = m.wmsVec.WithLabelValues("error_status")
+	m.wmsNone = m.wmsVec.WithLabelValues("no_answer")
+	m.perPair.Store(&map[versionPartner]prometheus.Counter{})
+	return m
+})
+
+// tokenAnswer counts an answer of the token endpoint by its status and
+// OAuth error code (reused tells a success that handed out the current
+// token).
+func (m *gatewayMetrics) tokenAnswer(status int, code string, reused bool) {
+	r := code
+	switch {
+	case status == http.StatusOK && reused:
+		r = "reused"
+	case status == http.StatusOK:
+		r = "issued"
+	case status == http.StatusTooManyRequests:
+		r = "throttled"
+	case status == http.StatusMethodNotAllowed:
+		r = "method_not_allowed"
+	case status == http.StatusRequestEntityTooLarge:
+		r = "too_large"
+	case status == http.StatusServiceUnavailable:
+		r = "unavailable"
+	}
+	if c, ok := m.tokens[r]; ok {
+		c.Inc()
+	} else {
+		m.tokens["server_error"].Inc()
+	}
+}
+
+// guardRefusal counts a refusal of the Bearer guard.
+func (m *gatewayMetrics) guardRefusal(f tokens.Fault) {
+	if c, ok := m.guard[f]; ok {
+		c.Inc()
+	} else {
+		m.guard[tokens.FaultInvalid].Inc()
+	}
+}
+
+// request counts a request of version by the partner the guard found in r.
+func (m *gatewayMetrics) request(version string, r *http.Request) {
+	partner, _ := caddyhttp.GetVar(r.Context(), partnerIDVar).(string)
+	if partner == "" {
+		partner = "none"
+	}
+	k := versionPartner{version, partner}
+	if c, ok := (*m.perPair.Load())[k]; ok {
+		c.Inc()
+		return
+	}
+	m.pairMu.Lock()
+	old := *m.perPair.Load()
+	c, ok := old[k]
+	if !ok {
+		c = m.requests.WithLabelValues(version, partner)
+		next := make(map[versionPartner]prometheus.Counter, len(old)+1)
+		for kk, v := range old {
+			next[kk] = v
+		}
+		next[k] = c
+		m.perPair.Store(&next)
+	}
+	m.pairMu.Unlock()
+	c.Inc()
+}
+
+// wmsError counts a WMS failure: an error status it answered, or none.
+func (m *gatewayMetrics) wmsError(answered bool) {
+	if answered {
+		m.wmsStatus.Inc()
+	} else {
+		m.wmsNone.Inc()
+	}
+}
+
+func (m *gatewayMetrics) collectors() []prometheus.Collector {
+	return []prometheus.Collector{m.tokenVec, m.guardVec, m.requests, m.wmsVec}
+}
+
+// registerGatewayMetrics registers the process's request-path collectors
+// into reg (the registry of one config load); registering them again into
+// the same registry is not an error.
+func registerGatewayMetrics(reg prometheus.Registerer) error {
+	if reg == nil {
+		return nil
+	}
+	var errs []error
+	for _, c := range gwMetrics().collectors() {
+		if err := reg.Register(c); err != nil {
+			var are prometheus.AlreadyRegisteredError
+			if errors.As(err, &are) && are.ExistingCollector == c {
+				continue
+			}
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// requestIDField is the request id the guard gave r, for log lines about
+// r ("" when r did not pass the guard).
+func requestIDField(r *http.Request) zap.Field {
+	id, _ := caddyhttp.GetVar(r.Context(), requestIDVar).(string)
+	return zap.String("request_id", id)
+}

@@ -1,0 +1,96 @@
+package caddymodule
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"testing"
+
+	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
+	"github.com/prometheus/client_golang/prometheus"
+	dto "github.com/prometheus/client_model/go"
+
+	"github.com/fulfilgate/fulfilgate/tokens"
+)
+
+// requestOf returns a request whose Caddy vars name partner, as the guard
+// leaves them.
+func requestOf(partner string) *http.Request {
+	r := httptest.NewRequest("GET", "/api/fulfilment/v4/shipments", nil)
+	vars := map[string]any{}
+	if partner != "" {
+		vars[partnerIDVar] = partner
+	}
+	return r.WithContext(context.WithValue(r.Context(), caddyhttp.VarsCtxKey, vars))
+}
+
+// Counting a request, a guard refusal or a token answer allocates nothing
+// once the version and partner pair was seen.
+func TestGatewayMetricsAllocateNothingPerRequest(t *testing.T) {
+	m := gwMetrics()
+	r := requestOf("partner-alloc")
+	m.request("v4", r) // first sight of the pair creates its child
+	for name, count := range map[string]func(){
+		"request":       func() { m.request("v4", r) },
+		"guard refusal": func() { m.guardRefusal(tokens.FaultInvalid) },
+		"token answer":  func() { m.tokenAnswer(http.StatusUnauthorized, "invalid_client", false) },
+		"WMS error":     func() { m.wmsError(true) },
+	} {
+		if n := testing.AllocsPerRun(100, count); n != 0 {
+			t.Errorf("counting a %s allocates %v times, want 0", name, n)
+		}
+	}
+}
+
+func TestGatewayMetricsCountByLabel(t *testing.T) {
+	m := gwMetrics()
+	val := func(c prometheus.Counter) float64 {
+		var out dto.Metric
+		if err := c.Write(&out); err != nil {
+			t.Fatal(err)
+		}
+		return out.GetCounter().GetValue()
+	}
+	v3acme := m.requests.WithLabelValues("v3", "partner-count")
+	v4acme := m.requests.WithLabelValues("v4", "partner-count")
+	v3none := m.requests.WithLabelValues("v3", "none")
+	b3, b4, bn := val(v3acme), val(v4acme), val(v3none)
+	m.request("v3", requestOf("partner-count"))
+	m.request("v3", requestOf("partner-count"))
+	m.request("v4", requestOf("partner-count"))
+	m.request("v3", requestOf(""))
+	if val(v3acme)-b3 != 2 || val(v4acme)-b4 != 1 || val(v3none)-bn != 1 {
+		t.Fatalf("requests by version and partner: v3 %v, v4 %v, v3 without partner %v; want 2, 1, 1",
+			val(v3acme)-b3, val(v4acme)-b4, val(v3none)-bn)
+	}
+
+	for _, c := range []struct {
+		status int
+		code   string
+		reused bool
+		result string
+	}{
+		{200, "", false, "issued"}, {200, "", true, "reused"}, {429, "slow_down", false, "throttled"},
+		{401, "invalid_client", false, "invalid_client"}, {400, "unsupported_grant_type", false, "unsupported_grant_type"},
+		{405, "invalid_request", false, "method_not_allowed"}, {413, "invalid_request", false, "too_large"},
+		{503, "temporarily_unavailable", false, "unavailable"}, {500, "server_error", false, "server_error"},
+	} {
+		child := m.tokenVec.WithLabelValues(c.result)
+		before := val(child)
+		m.tokenAnswer(c.status, c.code, c.reused)
+		if val(child)-before != 1 {
+			t.Errorf("token answer %d %q (reused %v): result %q not counted", c.status, c.code, c.reused, c.result)
+		}
+	}
+
+	for f, labels := range map[tokens.Fault][2]string{
+		tokens.FaultMissing: {"401", "missing"}, tokens.FaultInvalid: {"401", "invalid"}, tokens.FaultExpired: {"403", "expired"},
+	} {
+		child := m.guardVec.WithLabelValues(labels[0], labels[1])
+		before := val(child)
+		m.guardRefusal(f)
+		if val(child)-before != 1 {
+			t.Errorf("guard refusal %v: %s %s not counted", f, labels[0], labels[1])
+		}
+	}
+}
