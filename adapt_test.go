@@ -1,4 +1,4 @@
-package caddymodule
+package fulfilgate
 
 import (
 	"bytes"
@@ -21,7 +21,7 @@ var updateGoldens = flag.Bool("update", false, "rewrite the golden .json files o
 // (indented with tabs). The input must be formatted (`caddy fmt`): the
 // adapter's warnings fail the test. Rewrite the goldens with
 //
-//	go test ./caddymodule -run TestAdaptGoldens -update
+//	go test . -run TestAdaptGoldens -update
 //
 // and review the diff.
 func TestAdaptGoldens(t *testing.T) {

@@ -13,7 +13,17 @@
 package fulfilgate
 
 import (
-	// The Caddy glue: the fulfilment app, its HTTP handlers, Caddyfile
-	// support, admin API routes and CLI subcommands.
-	_ "github.com/fulfilgate/fulfilgate/caddymodule"
+	// The fulfilment app: data directory, tokens, webhooks, change feeds,
+	// the fulfilment global option of the Caddyfile.
+	_ "github.com/fulfilgate/fulfilgate/modules/fulfilment"
+	// The admin API routes (/fulfilment/...) and the `caddy fulfilment`
+	// command.
+	_ "github.com/fulfilgate/fulfilgate/modules/fulfilment/adminapi"
+	// The HTTP handlers, one package per family: the token endpoint and
+	// the Bearer guard, the version mapping, the subscriptions API, the
+	// change-feed push endpoint.
+	_ "github.com/fulfilgate/fulfilgate/modules/fulfilhttp/ingest"
+	_ "github.com/fulfilgate/fulfilgate/modules/fulfilhttp/subscriptions"
+	_ "github.com/fulfilgate/fulfilgate/modules/fulfilhttp/tokenauth"
+	_ "github.com/fulfilgate/fulfilgate/modules/fulfilhttp/versions"
 )

@@ -133,7 +133,7 @@ func TestOpenAPIWebhooksDescribeEveryEventsPayload(t *testing.T) {
 }
 
 // The ProblemType enumeration is exactly the entries of the error registry
-// (docs/partners/errors.md), whose entries the caddymodule tests hold to the
+// (docs/partners/errors.md), whose entries the modules/fulfilhttp tests hold to the
 // kinds the code emits.
 func TestOpenAPIProblemTypesAreTheRegistry(t *testing.T) {
 	doc := loadOpenAPI(t, docs.OpenAPIYAML)

@@ -2,7 +2,8 @@
 // of client secrets, the issue and verification of OAuth 2.0 client
 // credentials access tokens (RFC 9068-shaped JWTs), the signing key ring and
 // the throttle for failed token requests. It knows nothing of Caddy: the
-// caddymodule package wires it into HTTP handlers and the admin API.
+// Caddy glue (modules/fulfilment and its handler packages under
+// modules/fulfilhttp) wires it into HTTP handlers and the admin API.
 package tokens
 
 import (

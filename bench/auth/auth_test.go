@@ -17,8 +17,8 @@ import (
 
 	_ "github.com/caddyserver/caddy/v2/modules/standard"
 
+	_ "github.com/fulfilgate/fulfilgate"
 	"github.com/fulfilgate/fulfilgate/bench/internal/loadtest"
-	_ "github.com/fulfilgate/fulfilgate/caddymodule"
 )
 
 const (

@@ -1,5 +1,5 @@
 // Package datadir holds the one definition of how Fulfilgate opens its
-// Badger data directory. The gateway (caddymodule) and the queue benchmark
+// Badger data directory. The gateway (modules/fulfilment) and the queue benchmark
 // (bench/webhooks) both use it, so a benchmark figure describes the shipped
 // settings. It does not import Caddy.
 package datadir

@@ -1,4 +1,4 @@
-package caddymodule
+package fulfilhttp
 
 import (
 	"errors"
@@ -14,22 +14,22 @@ import (
 	"go.uber.org/zap/zapcore"
 )
 
-// defaultBodyReadTimeout is how long the token and subscriptions handlers
+// DefaultBodyReadTimeout is how long the token and subscriptions handlers
 // wait for a whole request body (a few hundred bytes, at most 64 KiB).
-const defaultBodyReadTimeout = 10 * time.Second
+const DefaultBodyReadTimeout = 10 * time.Second
 
 // maxBodyReadTimeout bounds the read_timeout option.
 const maxBodyReadTimeout = 10 * time.Minute
 
 // Errors of readBody besides the transport's own.
 var (
-	errBodyTooLarge = errors.New("request body too large")
-	errBodyTimeout  = errors.New("request body not received in time")
+	ErrBodyTooLarge = errors.New("request body too large")
+	ErrBodyTimeout  = errors.New("request body not received in time")
 )
 
-// readBody reads r's whole body: at most limit bytes (errBodyTooLarge
+// readBody reads r's whole body: at most limit bytes (ErrBodyTooLarge
 // beyond, also when Content-Length announces more), within timeout from
-// now (errBodyTimeout after it). The deadline is a read deadline on the
+// now (ErrBodyTimeout after it). The deadline is a read deadline on the
 // connection (HTTP/1) or the stream (HTTP/2), set through
 // http.ResponseController, so a client that trickles its body cannot hold
 // the handler: the blocked read fails when the deadline passes. It is
@@ -38,14 +38,14 @@ var (
 // own timeouts (`servers { timeouts { read_body } }`) are what bounds the
 // read; logger notes that at debug level.
 //
-// After errBodyTimeout the connection is unusable: the caller answers 408
+// After ErrBodyTimeout the connection is unusable: the caller answers 408
 // and the server closes it (readBody sets Connection: close).
-func readBody(w http.ResponseWriter, r *http.Request, limit int64, timeout time.Duration, logger *zap.Logger) ([]byte, error) {
+func ReadBody(w http.ResponseWriter, r *http.Request, limit int64, timeout time.Duration, logger *zap.Logger) ([]byte, error) {
 	if r.ContentLength > limit {
-		return nil, errBodyTooLarge
+		return nil, ErrBodyTooLarge
 	}
 	if timeout <= 0 {
-		timeout = defaultBodyReadTimeout
+		timeout = DefaultBodyReadTimeout
 	}
 	rc := http.NewResponseController(w)
 	deadline := true
@@ -59,10 +59,10 @@ func readBody(w http.ResponseWriter, r *http.Request, limit int64, timeout time.
 	var tooBig *http.MaxBytesError
 	switch {
 	case errors.As(err, &tooBig):
-		return nil, errBodyTooLarge
+		return nil, ErrBodyTooLarge
 	case errors.Is(err, os.ErrDeadlineExceeded):
 		w.Header().Set("Connection", "close")
-		return nil, errBodyTimeout
+		return nil, ErrBodyTimeout
 	case err != nil:
 		return nil, err
 	}
@@ -76,7 +76,7 @@ func readBody(w http.ResponseWriter, r *http.Request, limit int64, timeout time.
 
 // checkReadTimeout checks a read_timeout given in JSON (the Caddyfile
 // parser already refuses what it refuses): negative or over 10m.
-func checkReadTimeout(d caddy.Duration) error {
+func CheckReadTimeout(d caddy.Duration) error {
 	if d < 0 || time.Duration(d) > maxBodyReadTimeout {
 		return fmt.Errorf("read_timeout %v is out of range: it must be between 0 (the default) and %v", time.Duration(d), maxBodyReadTimeout)
 	}
@@ -84,7 +84,7 @@ func checkReadTimeout(d caddy.Duration) error {
 }
 
 // bodyReadTimeout is the effective timeout of a read_timeout setting.
-func bodyReadTimeout(d caddy.Duration, def time.Duration) time.Duration {
+func BodyReadTimeout(d caddy.Duration, def time.Duration) time.Duration {
 	if d <= 0 {
 		return def
 	}
@@ -94,7 +94,7 @@ func bodyReadTimeout(d caddy.Duration, def time.Duration) time.Duration {
 // parseReadTimeout parses a handler's read_timeout option (d is on its
 // name): one positive duration up to 10m, given once (set is the value
 // parsed so far).
-func parseReadTimeout(d *caddyfile.Dispenser, set caddy.Duration) (caddy.Duration, error) {
+func ParseReadTimeout(d *caddyfile.Dispenser, set caddy.Duration) (caddy.Duration, error) {
 	if set != 0 {
 		return 0, d.Err("read_timeout given twice")
 	}

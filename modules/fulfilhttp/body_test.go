@@ -1,4 +1,4 @@
-package caddymodule
+package fulfilhttp
 
 import (
 	"bufio"
@@ -20,12 +20,12 @@ func bodyServer(t *testing.T, limit int64, timeout time.Duration) (*httptest.Ser
 	t.Helper()
 	done := make(chan error, 4)
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		body, err := readBody(w, r, limit, timeout, zap.NewNop())
+		body, err := ReadBody(w, r, limit, timeout, zap.NewNop())
 		done <- err
 		switch {
-		case errors.Is(err, errBodyTimeout):
+		case errors.Is(err, ErrBodyTimeout):
 			w.WriteHeader(http.StatusRequestTimeout)
-		case errors.Is(err, errBodyTooLarge):
+		case errors.Is(err, ErrBodyTooLarge):
 			w.WriteHeader(http.StatusRequestEntityTooLarge)
 		case err != nil:
 			w.WriteHeader(http.StatusBadRequest)
@@ -50,8 +50,8 @@ func TestReadBodyCutsOffASlowBody(t *testing.T) {
 	fmt.Fprintf(conn, "POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\nonly-ten-b")
 	select {
 	case err := <-done:
-		if !errors.Is(err, errBodyTimeout) {
-			t.Fatalf("readBody returned %v, want errBodyTimeout", err)
+		if !errors.Is(err, ErrBodyTimeout) {
+			t.Fatalf("readBody returned %v, want ErrBodyTimeout", err)
 		}
 	case <-time.After(20 * time.Second):
 		t.Fatal("the handler is still waiting for the body 20 s later: no read deadline")
@@ -118,8 +118,8 @@ func TestReadBodyRefusesTooLargeBodies(t *testing.T) {
 			t.Fatal(err)
 		}
 		resp.Body.Close()
-		if err := <-done; !errors.Is(err, errBodyTooLarge) || resp.StatusCode != http.StatusRequestEntityTooLarge {
-			t.Errorf("%s: readBody %v, answer %d; want errBodyTooLarge and 413", name, err, resp.StatusCode)
+		if err := <-done; !errors.Is(err, ErrBodyTooLarge) || resp.StatusCode != http.StatusRequestEntityTooLarge {
+			t.Errorf("%s: readBody %v, answer %d; want ErrBodyTooLarge and 413", name, err, resp.StatusCode)
 		}
 	}
 }

@@ -1,4 +1,4 @@
-package caddymodule
+package fulfilhttp
 
 import (
 	"net/http"
@@ -12,7 +12,7 @@ import (
 // naming a header the gateway sets (the identity, the request id) would so
 // have the proxy delete the gateway's own value. The caller's header of that
 // name has been removed or replaced by then: the name refers to nothing the
-// caller sent, and dropConnectionTokens takes it out of Connection.
+// caller sent, and DropConnectionTokens takes it out of Connection.
 
 // hopByHopHeaders are the headers a proxy never forwards, whatever
 // Connection says; the gateway cannot send its own headers under these names.
@@ -21,13 +21,13 @@ var hopByHopHeaders = []string{
 	"Proxy-Authorization", "Te", "Trailer", "Transfer-Encoding", "Upgrade",
 }
 
-// dropConnectionTokens removes from h's Connection header every token that
+// DropConnectionTokens removes from h's Connection header every token that
 // names one of names (canonical header names). Tokens are read as Caddy's
 // proxy reads them: split at commas, trimmed of spaces and tabs, compared
 // without regard to ASCII case. A value left without tokens is removed, and
 // the header with its last value. Nothing is allocated unless a token
 // matches.
-func dropConnectionTokens(h http.Header, names []string) {
+func DropConnectionTokens(h http.Header, names []string) {
 	vals := h["Connection"]
 	if !connectionNamesAny(vals, names) {
 		return
@@ -50,6 +50,13 @@ func dropConnectionTokens(h http.Header, names []string) {
 	}
 	h["Connection"] = kept
 }
+
+// IsHopByHop reports whether name is a header a proxy never forwards.
+func IsHopByHop(name string) bool { return namesAny(name, hopByHopHeaders) }
+
+// SameHeaderName reports whether a and b name the same header (they differ
+// at most in ASCII case).
+func SameHeaderName(a, b string) bool { return asciiEqualFold(a, b) }
 
 // connectionNamesAny reports whether a token of the Connection values vals
 // names one of names.
@@ -96,8 +103,8 @@ func lowerASCII(c byte) byte {
 	return c
 }
 
-// validHeaderName reports whether name is an RFC 9110 field name (a token).
-func validHeaderName(name string) bool {
+// ValidHeaderName reports whether name is an RFC 9110 field name (a token).
+func ValidHeaderName(name string) bool {
 	if name == "" {
 		return false
 	}

@@ -1,4 +1,4 @@
-package caddymodule
+package fulfilhttp
 
 import (
 	"net/http"
@@ -30,7 +30,7 @@ func TestDropConnectionTokens(t *testing.T) {
 		if tc.in != nil {
 			h["Connection"] = append([]string(nil), tc.in...)
 		}
-		dropConnectionTokens(h, names)
+		DropConnectionTokens(h, names)
 		if got := h["Connection"]; !reflect.DeepEqual(got, tc.want) {
 			t.Errorf("Connection %q: left %q, want %q", tc.in, got, tc.want)
 		}
@@ -43,7 +43,7 @@ func TestDropConnectionTokens(t *testing.T) {
 func TestDropConnectionTokensAllocatesNothingWithoutAMatch(t *testing.T) {
 	h := http.Header{"Connection": {"keep-alive, Upgrade", "close"}}
 	names := []string{"X-Partner-Id", "X-Request-Id"}
-	if n := testing.AllocsPerRun(100, func() { dropConnectionTokens(h, names) }); n != 0 {
+	if n := testing.AllocsPerRun(100, func() { DropConnectionTokens(h, names) }); n != 0 {
 		t.Errorf("%v allocations for a Connection header that names none of the guard's headers, want 0", n)
 	}
 }
@@ -53,8 +53,8 @@ func TestValidHeaderName(t *testing.T) {
 		"X-Partner-Id": true, "x_tenant": true, "A1!#$%&'*+-.^_`|~": true,
 		"": false, "X Partner": false, "X-Partner:": false, "X-Pärtner": false, "X(Partner)": false,
 	} {
-		if got := validHeaderName(name); got != want {
-			t.Errorf("validHeaderName(%q) = %v, want %v", name, got, want)
+		if got := ValidHeaderName(name); got != want {
+			t.Errorf("ValidHeaderName(%q) = %v, want %v", name, got, want)
 		}
 	}
 }

@@ -1,16 +1,19 @@
-package caddymodule
+package fulfilhttp
 
 import "github.com/caddyserver/caddy/v2/caddyconfig/httpcaddyfile"
 
 // The gateway's HTTP directives run in this order, all before reverse_proxy:
-// token endpoint, Bearer guard, subscriptions API, version mapping. Kept in
-// one place because RegisterDirectiveOrder panics on a second registration.
+// token endpoint, Bearer guard, subscriptions API, version mapping, feed
+// ingest. Kept in one place, which every handler package imports, because
+// the order of registration is the order of the directives and
+// RegisterDirectiveOrder panics on a second registration.
 func init() {
 	for _, dir := range []string{
 		"fulfilment_token",
 		"fulfilment_auth",
 		"fulfilment_subscriptions",
 		"fulfilment_version",
+		"fulfilment_ingest",
 	} {
 		httpcaddyfile.RegisterDirectiveOrder(dir, httpcaddyfile.Before, "reverse_proxy")
 	}

@@ -1,4 +1,4 @@
-package caddymodule
+package fulfilhttp
 
 import (
 	"errors"
@@ -8,16 +8,15 @@ import (
 
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
 	"github.com/prometheus/client_golang/prometheus"
-	"go.uber.org/zap"
 
 	"github.com/fulfilgate/fulfilgate/tokens"
 )
 
-// gatewayMetrics are the Prometheus collectors of the request path: the
+// RequestMetrics are the Prometheus collectors of the request path: the
 // token endpoint, the Bearer guard, the versioned requests and the WMS's
 // errors. Like the webhook metrics they are created once per process and
-// registered into the registry of every config load, so counters continue
-// across reloads.
+// registered into the registry of every config load (by the Provision of
+// each of the gateway's handlers), so counters continue across reloads.
 //
 //	fulfilgate_token_requests_total{result}          token endpoint answers: issued, reused,
 //	                                                  throttled, invalid_client, invalid_request,
@@ -34,7 +33,7 @@ import (
 // Counting allocates nothing on the request path: the children of fixed
 // label sets are created up front, and those of the version and partner
 // pairs are kept in a copy-on-write map read without a lock.
-type gatewayMetrics struct {
+type RequestMetrics struct {
 	tokenVec  *prometheus.CounterVec
 	tokens    map[string]prometheus.Counter // result → child
 	guardVec  *prometheus.CounterVec
@@ -48,14 +47,18 @@ type gatewayMetrics struct {
 	wmsNone   prometheus.Counter
 }
 
+// metricsNamespace prefixes the gateway's metric names.
+const metricsNamespace = "fulfilgate"
+
 type versionPartner struct{ version, partner string }
 
 // tokenResults are the values of fulfilgate_token_requests_total's label.
 var tokenResults = []string{"issued", "reused", "throttled", "invalid_client", "invalid_request",
 	"unsupported_grant_type", "method_not_allowed", "too_large", "unavailable", "server_error"}
 
-var gwMetrics = sync.OnceValue(func() *gatewayMetrics {
-	m := &gatewayMetrics{
+// Metrics returns the process's request-path collectors.
+var Metrics = sync.OnceValue(func() *RequestMetrics {
+	m := &RequestMetrics{
 		tokenVec: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: metricsNamespace, Subsystem: "token",
 			Name: "requests_total",
 			Help: "Answers of the token endpoint: issued (a new token), reused (the client's current token), " +
@@ -92,10 +95,10 @@ var gwMetrics = sync.OnceValue(func() *gatewayMetrics {
 	return m
 })
 
-// tokenAnswer counts an answer of the token endpoint by its status and
+// TokenAnswer counts an answer of the token endpoint by its status and
 // OAuth error code (reused tells a success that handed out the current
 // token).
-func (m *gatewayMetrics) tokenAnswer(status int, code string, reused bool) {
+func (m *RequestMetrics) TokenAnswer(status int, code string, reused bool) {
 	r := code
 	switch {
 	case status == http.StatusOK && reused:
@@ -118,8 +121,8 @@ func (m *gatewayMetrics) tokenAnswer(status int, code string, reused bool) {
 	}
 }
 
-// guardRefusal counts a refusal of the Bearer guard.
-func (m *gatewayMetrics) guardRefusal(f tokens.Fault) {
+// GuardRefusal counts a refusal of the Bearer guard.
+func (m *RequestMetrics) GuardRefusal(f tokens.Fault) {
 	if c, ok := m.guard[f]; ok {
 		c.Inc()
 	} else {
@@ -127,9 +130,9 @@ func (m *gatewayMetrics) guardRefusal(f tokens.Fault) {
 	}
 }
 
-// request counts a request of version by the partner the guard found in r.
-func (m *gatewayMetrics) request(version string, r *http.Request) {
-	partner, _ := caddyhttp.GetVar(r.Context(), partnerIDVar).(string)
+// Request counts a request of version by the partner the guard found in r.
+func (m *RequestMetrics) Request(version string, r *http.Request) {
+	partner, _ := caddyhttp.GetVar(r.Context(), PartnerIDVar).(string)
 	if partner == "" {
 		partner = "none"
 	}
@@ -154,8 +157,12 @@ func (m *gatewayMetrics) request(version string, r *http.Request) {
 	c.Inc()
 }
 
-// wmsError counts a WMS failure: an error status it answered, or none.
-func (m *gatewayMetrics) wmsError(answered bool) {
+// GuardUnavailable counts a request the guard refused with 503: the
+// fulfilment app was not running.
+func (m *RequestMetrics) GuardUnavailable() { m.guard503.Inc() }
+
+// WMSError counts a WMS failure: an error status it answered, or none.
+func (m *RequestMetrics) WMSError(answered bool) {
 	if answered {
 		m.wmsStatus.Inc()
 	} else {
@@ -163,19 +170,19 @@ func (m *gatewayMetrics) wmsError(answered bool) {
 	}
 }
 
-func (m *gatewayMetrics) collectors() []prometheus.Collector {
+func (m *RequestMetrics) collectors() []prometheus.Collector {
 	return []prometheus.Collector{m.tokenVec, m.guardVec, m.requests, m.wmsVec}
 }
 
-// registerGatewayMetrics registers the process's request-path collectors
+// RegisterMetrics registers the process's request-path collectors
 // into reg (the registry of one config load); registering them again into
 // the same registry is not an error.
-func registerGatewayMetrics(reg prometheus.Registerer) error {
+func RegisterMetrics(reg prometheus.Registerer) error {
 	if reg == nil {
 		return nil
 	}
 	var errs []error
-	for _, c := range gwMetrics().collectors() {
+	for _, c := range Metrics().collectors() {
 		if err := reg.Register(c); err != nil {
 			var are prometheus.AlreadyRegisteredError
 			if errors.As(err, &are) && are.ExistingCollector == c {
@@ -185,11 +192,4 @@ func registerGatewayMetrics(reg prometheus.Registerer) error {
 		}
 	}
 	return errors.Join(errs...)
-}
-
-// requestIDField is the request id the guard gave r, for log lines about
-// r ("" when r did not pass the guard).
-func requestIDField(r *http.Request) zap.Field {
-	id, _ := caddyhttp.GetVar(r.Context(), requestIDVar).(string)
-	return zap.String("request_id", id)
 }

@@ -1,4 +1,4 @@
-package caddymodule
+package fulfilhttp
 
 import (
 	"context"
@@ -19,7 +19,7 @@ func requestOf(partner string) *http.Request {
 	r := httptest.NewRequest("GET", "/api/fulfilment/v4/shipments", nil)
 	vars := map[string]any{}
 	if partner != "" {
-		vars[partnerIDVar] = partner
+		vars[PartnerIDVar] = partner
 	}
 	return r.WithContext(context.WithValue(r.Context(), caddyhttp.VarsCtxKey, vars))
 }
@@ -27,14 +27,14 @@ func requestOf(partner string) *http.Request {
 // Counting a request, a guard refusal or a token answer allocates nothing
 // once the version and partner pair was seen.
 func TestGatewayMetricsAllocateNothingPerRequest(t *testing.T) {
-	m := gwMetrics()
+	m := Metrics()
 	r := requestOf("partner-alloc")
-	m.request("v4", r) // first sight of the pair creates its child
+	m.Request("v4", r) // first sight of the pair creates its child
 	for name, count := range map[string]func(){
-		"request":       func() { m.request("v4", r) },
-		"guard refusal": func() { m.guardRefusal(tokens.FaultInvalid) },
-		"token answer":  func() { m.tokenAnswer(http.StatusUnauthorized, "invalid_client", false) },
-		"WMS error":     func() { m.wmsError(true) },
+		"request":       func() { m.Request("v4", r) },
+		"guard refusal": func() { m.GuardRefusal(tokens.FaultInvalid) },
+		"token answer":  func() { m.TokenAnswer(http.StatusUnauthorized, "invalid_client", false) },
+		"WMS error":     func() { m.WMSError(true) },
 	} {
 		if n := testing.AllocsPerRun(100, count); n != 0 {
 			t.Errorf("counting a %s allocates %v times, want 0", name, n)
@@ -43,7 +43,7 @@ func TestGatewayMetricsAllocateNothingPerRequest(t *testing.T) {
 }
 
 func TestGatewayMetricsCountByLabel(t *testing.T) {
-	m := gwMetrics()
+	m := Metrics()
 	val := func(c prometheus.Counter) float64 {
 		var out dto.Metric
 		if err := c.Write(&out); err != nil {
@@ -55,10 +55,10 @@ func TestGatewayMetricsCountByLabel(t *testing.T) {
 	v4acme := m.requests.WithLabelValues("v4", "partner-count")
 	v3none := m.requests.WithLabelValues("v3", "none")
 	b3, b4, bn := val(v3acme), val(v4acme), val(v3none)
-	m.request("v3", requestOf("partner-count"))
-	m.request("v3", requestOf("partner-count"))
-	m.request("v4", requestOf("partner-count"))
-	m.request("v3", requestOf(""))
+	m.Request("v3", requestOf("partner-count"))
+	m.Request("v3", requestOf("partner-count"))
+	m.Request("v4", requestOf("partner-count"))
+	m.Request("v3", requestOf(""))
 	if val(v3acme)-b3 != 2 || val(v4acme)-b4 != 1 || val(v3none)-bn != 1 {
 		t.Fatalf("requests by version and partner: v3 %v, v4 %v, v3 without partner %v; want 2, 1, 1",
 			val(v3acme)-b3, val(v4acme)-b4, val(v3none)-bn)
@@ -77,7 +77,7 @@ func TestGatewayMetricsCountByLabel(t *testing.T) {
 	} {
 		child := m.tokenVec.WithLabelValues(c.result)
 		before := val(child)
-		m.tokenAnswer(c.status, c.code, c.reused)
+		m.TokenAnswer(c.status, c.code, c.reused)
 		if val(child)-before != 1 {
 			t.Errorf("token answer %d %q (reused %v): result %q not counted", c.status, c.code, c.reused, c.result)
 		}
@@ -88,7 +88,7 @@ func TestGatewayMetricsCountByLabel(t *testing.T) {
 	} {
 		child := m.guardVec.WithLabelValues(labels[0], labels[1])
 		before := val(child)
-		m.guardRefusal(f)
+		m.GuardRefusal(f)
 		if val(child)-before != 1 {
 			t.Errorf("guard refusal %v: %s %s not counted", f, labels[0], labels[1])
 		}

@@ -1,4 +1,4 @@
-package caddymodule
+package fulfilhttp
 
 import (
 	"context"
@@ -9,12 +9,10 @@ import (
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
 )
 
-// testGuard is a guard with the default header names, as the handlers after
-// it see it through the identity it attaches.
-func testGuard() *AuthHandler {
-	g := &AuthHandler{}
-	g.setup()
-	return g
+// testHeaders are the default header names of a guard, as the handlers
+// after it see them through the identity it attaches.
+func testHeaders() *IdentityHeaders {
+	return &IdentityHeaders{Identity: "X-Partner-Id", Protected: []string{"X-Partner-Id", "X-Request-Id"}}
 }
 
 // withVerifiedPartner returns r as the Bearer guard passes it on for
@@ -22,24 +20,24 @@ func testGuard() *AuthHandler {
 func withVerifiedPartner(r *http.Request, partner string) *http.Request {
 	vars := map[string]any{}
 	if partner != "" {
-		vars[partnerIDVar] = verifiedPartner{id: partner, guard: testGuard()}
+		vars[PartnerIDVar] = testHeaders().Verified(partner)
 	}
 	return r.WithContext(context.WithValue(r.Context(), caddyhttp.VarsCtxKey, vars))
 }
 
 func TestPartnerFromRequestTakesOnlyTheGuardsIdentity(t *testing.T) {
 	r := withVerifiedPartner(httptest.NewRequest(http.MethodGet, "/", nil), "partner-acme")
-	if p, ok := partnerFromRequest(r); !ok || p != "partner-acme" {
+	if p, ok := PartnerFromRequest(r); !ok || p != "partner-acme" {
 		t.Errorf("the guard's identity: got %q %v, want partner-acme", p, ok)
 	}
 	// A string in the same variable (a vars or map directive, the token
 	// endpoint's log variable) is no identity.
-	caddyhttp.SetVar(r.Context(), partnerIDVar, "partner-acme")
-	if p, ok := partnerFromRequest(r); ok {
+	caddyhttp.SetVar(r.Context(), PartnerIDVar, "partner-acme")
+	if p, ok := PartnerFromRequest(r); ok {
 		t.Errorf("a plain string variable was taken as the identity %q", p)
 	}
-	caddyhttp.SetVar(r.Context(), partnerIDVar, verifiedPartner{id: "partner-acme"})
-	if p, ok := partnerFromRequest(r); ok {
+	caddyhttp.SetVar(r.Context(), PartnerIDVar, VerifiedPartner{id: "partner-acme"})
+	if p, ok := PartnerFromRequest(r); ok {
 		t.Errorf("an identity without its guard was taken as %q", p)
 	}
 }

@@ -1,4 +1,4 @@
-package caddymodule
+package fulfilhttp
 
 import (
 	"encoding/json"
@@ -6,9 +6,9 @@ import (
 	"strconv"
 )
 
-// problem is an RFC 9457 problem details body, the error format of the
+// Problem is an RFC 9457 problem details body, the error format of the
 // fulfilment resource interface.
-type problem struct {
+type Problem struct {
 	Type   string `json:"type"`
 	Title  string `json:"title"`
 	Status int    `json:"status"`
@@ -19,35 +19,35 @@ type problem struct {
 	Versions []string `json:"versions,omitempty"`
 }
 
-// problemTypeBase prefixes the "type" URI of every problem the gateway
+// ProblemTypeBase prefixes the "type" URI of every problem the gateway
 // answers; the fragment names the kind of problem. The URI resolves to the
 // kind's entry in the partners' error registry, docs/partners/errors.md,
 // which documents every kind the code emits (problem_registry_test.go holds
 // the two together): a new kind needs its entry there, and in the
 // ProblemType enumeration of docs/openapi.yaml.
-const problemTypeBase = "https://github.com/fulfilgate/fulfilgate/blob/main/docs/partners/errors.md#"
+const ProblemTypeBase = "https://github.com/fulfilgate/fulfilgate/blob/main/docs/partners/errors.md#"
 
-// writeProblem answers status with an application/problem+json body. kind
+// WriteProblem answers status with an application/problem+json body. kind
 // becomes the fragment of the type URI (for example "invalid-token");
 // the title is the status text.
-func writeProblem(w http.ResponseWriter, status int, kind, detail string) {
-	writeProblemBody(w, problem{
-		Type:   problemTypeBase + kind,
+func WriteProblem(w http.ResponseWriter, status int, kind, detail string) {
+	WriteProblemBody(w, Problem{
+		Type:   ProblemTypeBase + kind,
 		Title:  http.StatusText(status),
 		Status: status,
 		Detail: detail,
 	})
 }
 
-// writeProblemBody answers p.Status with p as application/problem+json.
-func writeProblemBody(w http.ResponseWriter, p problem) {
-	writeJSON(w, p.Status, "application/problem+json", p)
+// WriteProblemBody answers p.Status with p as application/problem+json.
+func WriteProblemBody(w http.ResponseWriter, p Problem) {
+	WriteJSON(w, p.Status, "application/problem+json", p)
 }
 
-// writeJSON answers status with v as JSON of the given content type. The
+// WriteJSON answers status with v as JSON of the given content type. The
 // gateway's own answers (problems, tokens, subscriptions) are never cached
 // and never sniffed.
-func writeJSON(w http.ResponseWriter, status int, contentType string, v any) {
+func WriteJSON(w http.ResponseWriter, status int, contentType string, v any) {
 	body, _ := json.Marshal(v) // only the gateway's own, marshallable types
 	h := w.Header()
 	h.Set("Content-Type", contentType)

@@ -1,10 +1,11 @@
-package caddymodule
+package fulfilhttp
 
 import (
 	"bufio"
 	"go/ast"
 	"go/parser"
 	"go/token"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -14,8 +15,8 @@ import (
 )
 
 // errorRegistry is the partners' page that explains every problem type;
-// problemTypeBase points at it.
-const errorRegistry = "../docs/partners/errors.md"
+// ProblemTypeBase points at it.
+const errorRegistry = "../../docs/partners/errors.md"
 
 // Every problem kind the code can answer with has an entry (a "### <kind>"
 // heading under "## Problem types") in the partners' error registry, so that
@@ -37,7 +38,7 @@ func TestTheRegistryListsOnlyEmittedKinds(t *testing.T) {
 	emitted := emittedProblemKinds(t)
 	for _, kind := range registryKinds(t) {
 		if !slices.Contains(emitted, kind) {
-			t.Errorf("%s documents problem kind %q, which no code in caddymodule emits", errorRegistry, kind)
+			t.Errorf("%s documents problem kind %q, which no code in modules/fulfilhttp emits", errorRegistry, kind)
 		}
 	}
 }
@@ -45,20 +46,27 @@ func TestTheRegistryListsOnlyEmittedKinds(t *testing.T) {
 // The type URIs point at the registry page, so that each resolves to its
 // entry's anchor.
 func TestProblemTypeBaseIsTheRegistryPage(t *testing.T) {
-	if want := "https://github.com/fulfilgate/fulfilgate/blob/main/docs/partners/errors.md#"; problemTypeBase != want {
-		t.Fatalf("problemTypeBase = %q, want %q (the registry page, so that every type URI resolves)", problemTypeBase, want)
+	if want := "https://github.com/fulfilgate/fulfilgate/blob/main/docs/partners/errors.md#"; ProblemTypeBase != want {
+		t.Fatalf("ProblemTypeBase = %q, want %q (the registry page, so that every type URI resolves)", ProblemTypeBase, want)
 	}
 }
 
-// emittedProblemKinds reads the package's non-test sources and returns every
-// problem kind they can answer with, sorted: the kind argument of each
-// writeProblem call, each problemTypeBase + "<kind>" (outside writeProblem
-// itself), and the kinds
+// emittedProblemKinds reads the non-test sources of this package and of the
+// handler packages below it and returns every problem kind they can answer
+// with, sorted: the kind argument of each WriteProblem call, each
+// ProblemTypeBase + "<kind>" (outside WriteProblem itself), and the kinds
 // upstreamProblem returns. A kind the test cannot see (not a string literal
 // in those places) fails the test, so that no kind escapes the registry.
 func emittedProblemKinds(t *testing.T) []string {
 	t.Helper()
-	files, err := filepath.Glob("*.go")
+	// This package and its handler packages below it.
+	var files []string
+	err := filepath.WalkDir(".", func(path string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() && strings.HasSuffix(path, ".go") {
+			files = append(files, path)
+		}
+		return err
+	})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -87,22 +95,22 @@ func emittedProblemKinds(t *testing.T) []string {
 		}
 		for _, decl := range f.Decls {
 			fn, ok := decl.(*ast.FuncDecl)
-			if !ok || fn.Body == nil || fn.Name.Name == "writeProblem" {
-				continue // writeProblem builds the URI from its argument, checked at each call
+			if !ok || fn.Body == nil || fn.Name.Name == "WriteProblem" {
+				continue // WriteProblem builds the URI from its argument, checked at each call
 			}
 			fromUpstream := calls(fn.Body, "upstreamProblem")
 			ast.Inspect(fn.Body, func(n ast.Node) bool {
 				switch n := n.(type) {
 				case *ast.CallExpr:
-					if id, ok := n.Fun.(*ast.Ident); ok && id.Name == "writeProblem" && len(n.Args) >= 3 {
+					if funcName(n.Fun) == "WriteProblem" && len(n.Args) >= 3 {
 						if _, isVar := n.Args[2].(*ast.Ident); isVar && fromUpstream {
 							return true // a kind upstreamProblem returned: collected there
 						}
-						literal(n.Args[2], "the kind argument of writeProblem")
+						literal(n.Args[2], "the kind argument of WriteProblem")
 					}
 				case *ast.BinaryExpr:
-					if id, ok := n.X.(*ast.Ident); ok && id.Name == "problemTypeBase" && n.Op == token.ADD {
-						literal(n.Y, "the kind after problemTypeBase +")
+					if funcName(n.X) == "ProblemTypeBase" && n.Op == token.ADD {
+						literal(n.Y, "the kind after ProblemTypeBase +")
 					}
 				case *ast.ReturnStmt:
 					if fn.Name.Name == "upstreamProblem" && len(n.Results) == 3 {
@@ -129,13 +137,25 @@ func calls(body *ast.BlockStmt, name string) bool {
 	found := false
 	ast.Inspect(body, func(n ast.Node) bool {
 		if c, ok := n.(*ast.CallExpr); ok {
-			if id, ok := c.Fun.(*ast.Ident); ok && id.Name == name {
+			if funcName(c.Fun) == name {
 				found = true
 			}
 		}
 		return !found
 	})
 	return found
+}
+
+// funcName is the name an identifier or a qualified identifier
+// (fulfilhttp.WriteProblem) refers to, else "".
+func funcName(e ast.Expr) string {
+	switch e := e.(type) {
+	case *ast.Ident:
+		return e.Name
+	case *ast.SelectorExpr:
+		return e.Sel.Name
+	}
+	return ""
 }
 
 // registryKinds returns the "### " headings of the registry's

@@ -1,19 +1,24 @@
-package caddymodule
+package fulfilhttp
 
 import (
 	"crypto/rand"
 	"encoding/hex"
+	"net"
+	"net/http"
+
+	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
+	"go.uber.org/zap"
 )
 
-// requestIDVar is the variable holding the id the Bearer guard gave the
+// RequestIDVar is the variable holding the id the Bearer guard gave the
 // request: {http.vars.fulfilment.request_id}.
-const requestIDVar = "fulfilment.request_id"
+const RequestIDVar = "fulfilment.request_id"
 
-// newRequestID returns a random (version 4) UUID in its 36-character text
+// NewRequestID returns a random (version 4) UUID in its 36-character text
 // form. It is the gateway's own, not Caddy's {http.request.uuid}: that
 // placeholder costs a request several allocations it does not otherwise
 // need (it registers itself in the vars and the access log's fields).
-func newRequestID() string {
+func NewRequestID() string {
 	var u [16]byte
 	_, _ = rand.Read(u[:])  // never fails (crypto/rand panics instead)
 	u[6] = u[6]&0x0f | 0x40 // version 4
@@ -29,4 +34,24 @@ func newRequestID() string {
 	s[23] = '-'
 	hex.Encode(s[24:], u[10:])
 	return string(s[:])
+}
+
+// RequestIDField is the request id the guard gave r, for log lines about
+// r ("" when r did not pass the guard).
+func RequestIDField(r *http.Request) zap.Field {
+	id, _ := caddyhttp.GetVar(r.Context(), RequestIDVar).(string)
+	return zap.String("request_id", id)
+}
+
+// ClientAddr is Caddy's client IP for r (which honours trusted_proxies), or
+// the connection's address.
+func ClientAddr(r *http.Request) string {
+	if ip, ok := caddyhttp.GetVar(r.Context(), caddyhttp.ClientIPVarKey).(string); ok && ip != "" {
+		return ip
+	}
+	host, _, err := net.SplitHostPort(r.RemoteAddr)
+	if err != nil {
+		return r.RemoteAddr
+	}
+	return host
 }

@@ -1,8 +1,12 @@
-// Package caddymodule is the Caddy glue of Fulfilgate: the "fulfilment" app,
-// its HTTP handlers, Caddyfile support, admin API routes, CLI subcommands and
-// metrics. The domain logic lives in the Caddy-free packages tokens,
-// webhooks and versioning; this package only wires them into Caddy.
-package caddymodule
+// Package fulfilment is the "fulfilment" Caddy app of Fulfilgate: it owns the
+// data directory and the long-running parts of the gateway (the token
+// service, the webhook service and the change-feed readers), parses the
+// fulfilment global option of the Caddyfile and checks the http app's routes.
+// The HTTP handlers (modules/fulfilhttp/...) and the admin API
+// (modules/fulfilment/adminapi) reach the running parts only through the
+// App's exported accessors. The domain logic lives in the Caddy-free packages
+// tokens, webhooks and versioning.
+package fulfilment
 
 import (
 	"context"
@@ -88,7 +92,6 @@ func (a *App) Provision(ctx caddy.Context) error {
 	}
 	a.dir = abs
 	if err := errors.Join(
-		registerGatewayMetrics(ctx.GetMetricsRegistry()),
 		a.provisionEncryption(),
 		a.provisionTokens(ctx),
 		a.provisionWebhooks(ctx),
@@ -197,6 +200,13 @@ func (a *App) current() *sharedState {
 	return pooledState(a.dir)
 }
 
+// Running reports whether a loaded config has this app's data directory
+// open (the accessors then find the running parts).
+func (a *App) Running() bool { return a.current() != nil }
+
+// Dir is the data directory, absolute, as provisioned.
+func (a *App) Dir() string { return a.dir }
+
 // provisionEncryption resolves and decodes EncryptionKey. A key that is
 // set but empty after its placeholders (an unset environment variable)
 // fails: the gateway would otherwise start unencrypted.
@@ -219,13 +229,14 @@ func (a *App) provisionEncryption() error {
 	return nil
 }
 
-// fulfilmentApp returns the fulfilment app of ctx's config, for the HTTP
+// FromContext returns the fulfilment app of ctx's config, for the HTTP
 // handlers' Provision. (The app's state is only there once it has started;
-// handlers reach it at request time through current().)
+// handlers reach the running parts at request time through the accessors
+// TokenService, WebhookService and FeedReader, which are nil until then.)
 //
 // Without the fulfilment global option the app runs with its defaults; a
 // warning says so and names its data dir.
-func fulfilmentApp(ctx caddy.Context) (*App, error) {
+func FromContext(ctx caddy.Context) (*App, error) {
 	v, err := ctx.AppIfConfigured("fulfilment")
 	if errors.Is(err, caddy.ErrNotConfigured) {
 		ctx.Logger().Warn("the fulfilment app is not configured (no fulfilment global option): it runs with its defaults, partners only from the admin API and its data in " +
@@ -236,6 +247,25 @@ func fulfilmentApp(ctx caddy.Context) (*App, error) {
 		return nil, fmt.Errorf("loading the fulfilment app: %w", err)
 	}
 	return v.(*App), nil
+}
+
+// ActiveApp returns the fulfilment app of the running config, or an error
+// that says why there is none: no config runs, it has no fulfilment app, or
+// the app is not running.
+func ActiveApp() (*App, error) {
+	ctx := caddy.ActiveContext()
+	if ctx.Context == nil {
+		return nil, errors.New("no config is running")
+	}
+	v, err := ctx.AppIfConfigured("fulfilment")
+	if err != nil {
+		return nil, errors.New("the fulfilment app is not configured")
+	}
+	app := v.(*App)
+	if !app.Running() {
+		return nil, errors.New("the fulfilment app is not running")
+	}
+	return app, nil
 }
 
 // Interface guards

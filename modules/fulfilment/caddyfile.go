@@ -1,4 +1,4 @@
-package caddymodule
+package fulfilment
 
 import (
 	"github.com/caddyserver/caddy/v2/caddyconfig"

@@ -1,4 +1,4 @@
-package caddymodule
+package fulfilment
 
 import (
 	"errors"
@@ -219,7 +219,7 @@ func (c *FeedConfig) provision(repl *caddy.Replacer) error {
 	}
 	if c.headers.Get("User-Agent") == "" {
 		// The WMS's logs name the gateway, as they do for webhooks.
-		c.headers.Set("User-Agent", "Fulfilgate-Feed/"+webhooksGatewayVersion())
+		c.headers.Set("User-Agent", "Fulfilgate-Feed/"+Version())
 	}
 	if c.PageSize < 0 || c.MaxPageBytes < 0 || c.Interval < 0 || c.Timeout < 0 || c.BackoffMax < 0 || c.DedupeWindow < 0 {
 		return fmt.Errorf("feed %s: negative setting", c.Name)

@@ -1,4 +1,4 @@
-package caddymodule
+package fulfilment
 
 import "errors"
 
@@ -12,7 +12,7 @@ var errPartnersUnavailable = errors.New("partners are not available")
 // token service it answers errPartnersUnavailable, and the feed retries the
 // batch rather than rejecting its changes.
 func (a *App) feedPartnerKind(id string) (consolidation, ok bool, err error) {
-	svc := a.tokenService()
+	svc := a.TokenService()
 	if svc == nil {
 		return false, false, errPartnersUnavailable
 	}

@@ -1,4 +1,4 @@
-package caddymodule
+package fulfilment
 
 import (
 	"fmt"
@@ -125,7 +125,7 @@ func (a *App) startFeeds(st *sharedState) error {
 	if err != nil {
 		return err
 	}
-	pub := a.webhookService()
+	pub := a.WebhookService()
 	if pub == nil {
 		if len(a.Feeds) == 0 {
 			return nil
@@ -133,4 +133,38 @@ func (a *App) startFeeds(st *sharedState) error {
 		return fmt.Errorf("the webhook service is not running")
 	}
 	return st.applyFor(a, "feeds", func(to *App) error { return set.apply(to.Feeds, pub, to.feedPartnerKind) })
+}
+
+// FeedReader returns the running reader of the feed named name, or nil when
+// no loaded config has the data directory open or no such feed runs.
+func (a *App) FeedReader(name string) *feed.Feed {
+	set := a.feedSet()
+	if set == nil {
+		return nil
+	}
+	return set.get(name)
+}
+
+// FeedReaders returns the running feed readers sorted by name; nil when no
+// loaded config has the data directory open.
+func (a *App) FeedReaders() []*feed.Feed {
+	set := a.feedSet()
+	if set == nil {
+		return nil
+	}
+	return set.list()
+}
+
+// feedSet returns the feed set of the data directory, or nil when no loaded
+// config has it open.
+func (a *App) feedSet() *feedSet {
+	st := a.current()
+	if st == nil {
+		return nil
+	}
+	set, err := feedSetOf(st, a.logger.Named("feed"))
+	if err != nil {
+		return nil
+	}
+	return set
 }

@@ -1,4 +1,4 @@
-package caddymodule
+package fulfilment
 
 import (
 	"crypto/rand"
@@ -19,21 +19,22 @@ import (
 // can be told apart.
 var instance = newInstanceInfo()
 
-type instanceInfo struct {
+// InstanceInfo identifies a gateway process.
+type InstanceInfo struct {
 	ID        string    `json:"instance"` // random, new for every process
 	PID       int       `json:"pid"`
 	Host      string    `json:"host"`
 	StartedAt time.Time `json:"started_at"`
 }
 
-func newInstanceInfo() instanceInfo {
+func newInstanceInfo() InstanceInfo {
 	b := make([]byte, 6)
 	_, _ = rand.Read(b) // crypto/rand.Read never fails (it panics instead)
 	host, err := os.Hostname()
 	if err != nil {
 		host = ""
 	}
-	return instanceInfo{ID: hex.EncodeToString(b), PID: os.Getpid(), Host: host, StartedAt: time.Now().UTC()}
+	return InstanceInfo{ID: hex.EncodeToString(b), PID: os.Getpid(), Host: host, StartedAt: time.Now().UTC()}
 }
 
 // portWarnings are the last check's findings of other processes serving this
@@ -43,7 +44,7 @@ var portWarnings struct {
 	list []string
 }
 
-func currentPortWarnings() []string {
+func PortWarnings() []string {
 	portWarnings.mu.Lock()
 	defer portWarnings.mu.Unlock()
 	return append([]string{}, portWarnings.list...)
@@ -130,3 +131,7 @@ func (a *App) httpListenAddresses() []listenAddress {
 	}
 	return out
 }
+
+// Instance identifies this gateway process (the same id is in the log line
+// "fulfilment app started").
+func Instance() InstanceInfo { return instance }

@@ -1,6 +1,6 @@
 //go:build !linux
 
-package caddymodule
+package fulfilment
 
 import "errors"
 

@@ -1,4 +1,4 @@
-package caddymodule
+package fulfilment
 
 import (
 	"encoding/json"

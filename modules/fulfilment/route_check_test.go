@@ -1,4 +1,4 @@
-package caddymodule
+package fulfilment
 
 import (
 	"encoding/json"
@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/caddyserver/caddy/v2"
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp/reverseproxy"
 )
@@ -25,10 +26,10 @@ func TestRouteNodesReadJSONAndProvisionedRoutesAlike(t *testing.T) {
 	}
 	provisioned := caddyhttp.RouteList{
 		{MatcherSets: caddyhttp.MatcherSets{{&caddyhttp.MatchPath{"/api/auth/token"}}},
-			Handlers: []caddyhttp.MiddlewareHandler{&TokenHandler{}}},
+			Handlers: []caddyhttp.MiddlewareHandler{handlerNamed("fulfilment_token")}},
 		{MatcherSets: caddyhttp.MatcherSets{{&caddyhttp.MatchMethod{"GET"}}, {&caddyhttp.MatchPathRE{}}}, Group: "g", Terminal: true,
-			Handlers: []caddyhttp.MiddlewareHandler{&AuthHandler{}, &caddyhttp.Subroute{Routes: caddyhttp.RouteList{
-				{Handlers: []caddyhttp.MiddlewareHandler{&VersionHandler{}, &reverseproxy.Handler{}}}}}}},
+			Handlers: []caddyhttp.MiddlewareHandler{handlerNamed("fulfilment_auth"), &caddyhttp.Subroute{Routes: caddyhttp.RouteList{
+				{Handlers: []caddyhttp.MiddlewareHandler{handlerNamed("fulfilment_version"), &reverseproxy.Handler{}}}}}}},
 	}
 	want := []routeNode{
 		{matched: true, pathMatch: true, handlers: []handlerNode{{name: "fulfilment_token"}}},
@@ -45,6 +46,20 @@ func TestRouteNodesReadJSONAndProvisionedRoutesAlike(t *testing.T) {
 		}
 	}
 }
+
+// namedHandler stands for a provisioned handler module of the given name:
+// the checks know handlers by module name only (the real handlers' packages
+// import this one).
+type namedHandler struct {
+	caddyhttp.MiddlewareHandler
+	name string
+}
+
+func (h namedHandler) CaddyModule() caddy.ModuleInfo {
+	return caddy.ModuleInfo{ID: caddy.ModuleID("http.handlers." + h.name)}
+}
+
+func handlerNamed(name string) caddyhttp.MiddlewareHandler { return namedHandler{name: name} }
 
 // checkJSON runs the checks on one server's routes given as JSON.
 func checkJSON(t *testing.T, routes string) routeFindings {

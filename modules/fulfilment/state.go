@@ -1,4 +1,4 @@
-package caddymodule
+package fulfilment
 
 import (
 	"crypto/sha256"
@@ -9,8 +9,9 @@ import (
 
 	"github.com/caddyserver/caddy/v2"
 	"github.com/dgraph-io/badger/v4"
-	"github.com/fulfilgate/fulfilgate/internal/datadir"
 	"go.uber.org/zap"
+
+	"github.com/fulfilgate/fulfilgate/internal/datadir"
 )
 
 // statePool holds one sharedState per data directory, reference-counted

@@ -1,4 +1,4 @@
-package caddymodule
+package fulfilment
 
 import (
 	"context"
@@ -124,7 +124,7 @@ func TestFailedReloadKeepsTokenSettings(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = caddy.Stop() })
-	app, _, err := runningApp()
+	app, err := ActiveApp()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -137,7 +137,7 @@ func TestFailedReloadKeepsTokenSettings(t *testing.T) {
 	if err := caddy.Load(bad, true); err == nil || !strings.Contains(err.Error(), "webhooks") {
 		t.Fatalf("reload error: %v", err)
 	}
-	svc := app.tokenService()
+	svc := app.TokenService()
 	if _, ok := svc.Partner("globex"); ok {
 		t.Fatal("a partner of the refused config is in force")
 	}
@@ -163,13 +163,13 @@ func TestStopOfAConfigThatNeverRanRestoresTokens(t *testing.T) {
 	if err := next.Start(); err != nil {
 		t.Fatal(err)
 	}
-	if _, ok := running.tokenService().Partner("partner-globex"); ok {
+	if _, ok := running.TokenService().Partner("partner-globex"); ok {
 		t.Fatal("the new config's partners were not applied")
 	}
 	if err := next.Stop(); err != nil { // the new config's http app failed
 		t.Fatal(err)
 	}
-	if _, ok := running.tokenService().Partner("partner-globex"); !ok {
+	if _, ok := running.TokenService().Partner("partner-globex"); !ok {
 		t.Fatal("the running config's partners were not put back")
 	}
 }
@@ -177,7 +177,7 @@ func TestStopOfAConfigThatNeverRanRestoresTokens(t *testing.T) {
 // The same for the feed readers: the stopped config's readers go, the
 // running config's come back.
 func TestStopOfAConfigThatNeverRanRestoresFeeds(t *testing.T) {
-	running, _ := startIngestApp(t, 4096) // a push-only feed "push"
+	running := startPushApp(t) // a push-only feed "push"
 	set, err := feedSetOf(running.current(), zap.NewNop())
 	if err != nil {
 		t.Fatal(err)
@@ -225,7 +225,7 @@ func TestCancelOfAConfigThatNeverRanRestoresTokens(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = next.Stop() })
-	if _, ok := running.tokenService().Partner("partner-globex"); ok {
+	if _, ok := running.TokenService().Partner("partner-globex"); ok {
 		t.Fatal("the new config's partners were not applied")
 	}
 	cancel()
@@ -234,7 +234,7 @@ func TestCancelOfAConfigThatNeverRanRestoresTokens(t *testing.T) {
 	// both. (Waiting for the mark alone once read the partners too early.)
 	deadline := time.Now().Add(5 * time.Second)
 	for {
-		_, back := running.tokenService().Partner("partner-globex")
+		_, back := running.TokenService().Partner("partner-globex")
 		if back && next.state.Load() == nil {
 			break
 		}
@@ -261,7 +261,7 @@ func TestCancelOfAConfigThatNeverRanRestoresTokens(t *testing.T) {
 	if err := failed.Stop(); err != nil {
 		t.Fatal(err)
 	}
-	svc := running.tokenService()
+	svc := running.TokenService()
 	_, acme := svc.Partner("partner-acme")
 	_, globex := svc.Partner("partner-globex")
 	if !acme || !globex {

@@ -1,4 +1,4 @@
-package caddymodule
+package fulfilment
 
 import (
 	"fmt"
@@ -181,7 +181,7 @@ func (a *App) startTokens(st *sharedState) error {
 // no loaded config has it open (handlers then answer 503). During a reload
 // this config's server may serve before this app's Start has set
 // a.Tokens.svc; the service the other config started is the same one.
-func (a *App) tokenService() *tokens.Service {
+func (a *App) TokenService() *tokens.Service {
 	if a == nil || a.Tokens == nil {
 		return nil
 	}
@@ -200,4 +200,14 @@ func (a *App) tokenService() *tokens.Service {
 		return v.(*tokens.Service)
 	}
 	return nil
+}
+
+// partner returns the partner with id from memory (static or dynamic);
+// false when there is none or the app is not running.
+func (a *App) partner(id string) (tokens.Partner, bool) {
+	svc := a.TokenService()
+	if svc == nil {
+		return tokens.Partner{}, false
+	}
+	return svc.Partner(id)
 }

@@ -1,4 +1,4 @@
-package caddymodule
+package fulfilment
 
 import (
 	"regexp"
@@ -17,7 +17,7 @@ const devVersion = "dev"
 // webhooksGatewayVersion is the version the gateway names itself by in the
 // User-Agent of webhook deliveries and feed requests: the Fulfilgate
 // module's released version in this binary, or "dev".
-func webhooksGatewayVersion() string {
+func Version() string {
 	bi, ok := debug.ReadBuildInfo()
 	if !ok {
 		return devVersion

@@ -1,4 +1,4 @@
-package caddymodule
+package fulfilment
 
 import (
 	"fmt"
@@ -243,7 +243,7 @@ func (c *WebhooksConfig) withDefaults() (*WebhooksConfig, error) {
 	setInt(&out.Workers, defaultWebhookWorkers)
 	setInt(&out.MaxSubscriptionsPerPartner, defaultMaxSubscriptionsPartner)
 	if out.UserAgent == "" {
-		out.UserAgent = "Fulfilgate-Webhooks/" + webhooksGatewayVersion()
+		out.UserAgent = "Fulfilgate-Webhooks/" + Version()
 	}
 
 	var errs []string

@@ -1,14 +1,12 @@
-package caddymodule
+package fulfilment
 
 import (
 	"strings"
 	"testing"
 
 	"github.com/caddyserver/caddy/v2"
-	"github.com/dgraph-io/badger/v4"
 	"go.uber.org/zap"
 
-	"github.com/fulfilgate/fulfilgate/internal/datadir"
 	"github.com/fulfilgate/fulfilgate/webhooks"
 )
 
@@ -21,19 +19,19 @@ func TestWebhooksReloadRefusedKeepsSettings(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = caddy.Stop() })
-	app, _, err := runningApp()
+	app, err := ActiveApp()
 	if err != nil {
 		t.Fatal(err)
 	}
-	svc := app.webhookService()
+	svc := app.WebhookService()
 	// A control character passes the block's checks but not the service's.
 	err = caddy.Load(fulfilmentConfig(dir, key, `{"max_attempts":2,"user_agent":"bad\u0001agent"}`), true)
 	if err == nil || !strings.Contains(err.Error(), "applying the new webhooks settings") ||
 		!strings.Contains(err.Error(), "UserAgent") {
 		t.Fatalf("reload error: %v", err)
 	}
-	now, _, err := runningApp()
-	if err != nil || now != app || now.webhookService() != svc {
+	now, err := ActiveApp()
+	if err != nil || now != app || now.WebhookService() != svc {
 		t.Fatalf("the running config changed: %v", err)
 	}
 	if o := svc.Settings(); o.MaxAttempts != 9 || o.UserAgent != "Old/1" {
@@ -91,17 +89,4 @@ func TestWebhookRuntimeRevert(t *testing.T) {
 	if svc.RetryPolicy().MaxAttempts != 50 {
 		t.Fatal("a revert with nothing running changed the settings")
 	}
-}
-
-// openTestDB opens a real Badger in a temporary directory with the app's
-// settings.
-func openTestDB(t *testing.T) *badger.DB {
-	t.Helper()
-	dir := t.TempDir()
-	db, err := datadir.Open(dir, badgerOptions(dir, zap.NewNop()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
-	return db
 }

@@ -1,4 +1,4 @@
-package caddymodule
+package fulfilment
 
 import (
 	"errors"
@@ -137,7 +137,7 @@ var errWebhooksNotStarted = errors.New("webhook service not started")
 // nil when no loaded config holds the data directory. Like current(), it
 // also works in the gaps of a reload (this config not started yet, or
 // stopped while its server drains): the service is the same one.
-func (a *App) webhookService() *webhooks.Service {
+func (a *App) WebhookService() *webhooks.Service {
 	if a == nil {
 		return nil
 	}

@@ -1,11 +1,7 @@
-package caddymodule
+package fulfilment
 
 import (
 	"context"
-	"fmt"
-	"io"
-	"net/http"
-	"net/http/httptest"
 	"testing"
 	"time"
 
@@ -13,40 +9,6 @@ import (
 
 	"github.com/fulfilgate/fulfilgate/webhooks"
 )
-
-type gotHook struct {
-	header http.Header
-	body   []byte
-}
-
-// hookSink is a real receiver on 127.0.0.1 that answers 204 and hands every
-// request to the test.
-func hookSink(t *testing.T) (string, <-chan gotHook) {
-	ch := make(chan gotHook, 16)
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		b, _ := io.ReadAll(r.Body)
-		ch <- gotHook{r.Header.Clone(), b}
-		w.WriteHeader(http.StatusNoContent)
-	}))
-	t.Cleanup(srv.Close)
-	return srv.URL, ch
-}
-
-func fulfilmentConfig(dir, key, webhooksJSON string) []byte {
-	return fmt.Appendf(nil, `{"admin":{"disabled":true},"apps":{"fulfilment":{"data_dir":%q,
-		"tokens":{"partners":[{"id":"acme","webhook_key":%q}]},"webhooks":%s}}}`, dir, key, webhooksJSON)
-}
-
-func waitHook(t *testing.T, ch <-chan gotHook) gotHook {
-	t.Helper()
-	select {
-	case h := <-ch:
-		return h
-	case <-time.After(15 * time.Second):
-		t.Fatal("no delivery within 15s")
-	}
-	return gotHook{}
-}
 
 // A delivery is signed with the partner's key from the tokens part; after a
 // reload the same dispatcher keeps running, signs with the new config's key
@@ -60,11 +22,11 @@ func TestWebhooksDeliveryAndReload(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = caddy.Stop() })
-	app, _, err := runningApp()
+	app, err := ActiveApp()
 	if err != nil {
 		t.Fatal(err)
 	}
-	svc := app.webhookService()
+	svc := app.WebhookService()
 	if svc == nil {
 		t.Fatal("no webhook service after start")
 	}
@@ -88,7 +50,7 @@ func TestWebhooksDeliveryAndReload(t *testing.T) {
 	if h.header.Get("x-hook-id") != id || h.header.Get("x-hook-attempt") != "1" || h.header.Get("webhook-id") != id {
 		t.Fatalf("headers %v, want x-hook-id and webhook-id %s", h.header, id)
 	}
-	if ua := h.header.Get("User-Agent"); ua != "Fulfilgate-Webhooks/"+webhooksGatewayVersion() {
+	if ua := h.header.Get("User-Agent"); ua != "Fulfilgate-Webhooks/"+Version() {
 		t.Fatalf("User-Agent %q", ua)
 	}
 
@@ -99,17 +61,17 @@ func TestWebhooksDeliveryAndReload(t *testing.T) {
 	if err := caddy.Load(fulfilmentConfig(dir, key2, reloaded), true); err != nil {
 		t.Fatal(err)
 	}
-	app2, _, err := runningApp()
+	app2, err := ActiveApp()
 	if err != nil {
 		t.Fatal(err)
 	}
 	if app2 == app {
 		t.Fatal("reload did not load a new app")
 	}
-	if app2.webhookService() != svc {
+	if app2.WebhookService() != svc {
 		t.Fatal("reload made a second webhook service for the same data dir")
 	}
-	if app.webhookService() != svc {
+	if app.WebhookService() != svc {
 		t.Fatal("the stopped config's handlers (draining) do not reach the running service")
 	}
 	if rp, o := svc.RetryPolicy(), svc.Settings(); rp.MaxAttempts != 7 || rp.Period != time.Hour ||
@@ -130,7 +92,7 @@ func TestWebhooksDeliveryAndReload(t *testing.T) {
 	if err := caddy.Stop(); err != nil {
 		t.Fatal(err)
 	}
-	if app.webhookService() != nil || app2.webhookService() != nil {
+	if app.WebhookService() != nil || app2.WebhookService() != nil {
 		t.Fatal("a webhook service is handed out after the data dir closed")
 	}
 }
@@ -140,7 +102,7 @@ func TestWebhookKeyOf(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = caddy.Stop() })
-	app, _, err := runningApp()
+	app, err := ActiveApp()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,8 +1,9 @@
-package caddymodule
+package ingest
 
 import (
 	"crypto/sha256"
 	"crypto/subtle"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"mime"
@@ -12,19 +13,17 @@ import (
 
 	"github.com/caddyserver/caddy/v2"
 	"github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
-	"github.com/caddyserver/caddy/v2/caddyconfig/httpcaddyfile"
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
-	"github.com/dustin/go-humanize"
 	"go.uber.org/zap"
 
+	"github.com/fulfilgate/fulfilgate/modules/fulfilhttp"
+	"github.com/fulfilgate/fulfilgate/modules/fulfilment"
 	"github.com/fulfilgate/fulfilgate/tokens"
 	"github.com/fulfilgate/fulfilgate/webhooks/feed"
 )
 
 func init() {
 	caddy.RegisterModule(new(IngestHandler))
-	httpcaddyfile.RegisterHandlerDirective("fulfilment_ingest", parseIngestDirective)
-	httpcaddyfile.RegisterDirectiveOrder("fulfilment_ingest", httpcaddyfile.Before, "reverse_proxy")
 }
 
 // Defaults and limits of IngestHandler.
@@ -71,7 +70,7 @@ type IngestHandler struct {
 	// end of the headers: 408 after it. Default 60s.
 	ReadTimeout caddy.Duration `json:"read_timeout,omitempty"`
 
-	app     *App
+	app     *fulfilment.App
 	logger  *zap.Logger
 	secret  [32]byte
 	maxBody int64
@@ -88,19 +87,22 @@ func (*IngestHandler) CaddyModule() caddy.ModuleInfo {
 // Provision resolves the secret and finds the fulfilment app and the feed.
 func (h *IngestHandler) Provision(ctx caddy.Context) error {
 	h.logger = ctx.Logger()
-	app, err := fulfilmentApp(ctx)
+	if err := fulfilhttp.RegisterMetrics(ctx.GetMetricsRegistry()); err != nil {
+		return err
+	}
+	app, err := fulfilment.FromContext(ctx)
 	if err != nil {
 		return err
 	}
 	return h.provision(app)
 }
 
-func (h *IngestHandler) provision(app *App) error {
+func (h *IngestHandler) provision(app *fulfilment.App) error {
 	secret := caddy.NewReplacer().ReplaceKnown(h.Secret, "")
 	if len(secret) < minIngestSecretLen {
 		return fmt.Errorf("fulfilment_ingest: the secret has %d bytes; it needs at least %d (generate one with `caddy fulfilment secret`; is the environment variable set?)", len(secret), minIngestSecretLen)
 	}
-	if err := checkReadTimeout(h.ReadTimeout); err != nil {
+	if err := fulfilhttp.CheckReadTimeout(h.ReadTimeout); err != nil {
 		return fmt.Errorf("fulfilment_ingest: %w", err)
 	}
 	h.secret = sha256.Sum256([]byte(secret))
@@ -137,19 +139,19 @@ func ingestThrottleKey(feedName string) string { return "ingest:" + feedName }
 // endpoint's throttle and limits). While the gateway is not running there
 // is no throttle, and the answer is 401.
 func (h *IngestHandler) refuse(w http.ResponseWriter, r *http.Request) {
-	addr := clientAddr(r)
-	if svc := h.app.tokenService(); svc != nil {
+	addr := fulfilhttp.ClientAddr(r)
+	if svc := h.app.TokenService(); svc != nil {
 		if wait := svc.Throttle().Failed(ingestThrottleKey(h.Feed), addr); wait > 0 {
 			h.logger.Info("ingest request throttled", zap.String("feed", h.Feed), zap.String("remote_ip", addr))
 			w.Header().Set("Retry-After", strconv.Itoa(tokens.RetryAfterSeconds(wait)))
-			writeProblem(w, http.StatusTooManyRequests, "too-many-failures",
+			fulfilhttp.WriteProblem(w, http.StatusTooManyRequests, "too-many-failures",
 				"too many requests with a wrong secret; retry after the number of seconds in Retry-After")
 			return
 		}
 	}
 	h.logger.Info("ingest request with a missing or wrong secret", zap.String("feed", h.Feed), zap.String("remote_ip", addr))
 	w.Header().Set("WWW-Authenticate", `Bearer realm="fulfilment-ingest"`)
-	writeProblem(w, http.StatusUnauthorized, "unauthorized", "the ingest secret is missing or wrong")
+	fulfilhttp.WriteProblem(w, http.StatusUnauthorized, "unauthorized", "the ingest secret is missing or wrong")
 }
 
 // ServeHTTP implements caddyhttp.MiddlewareHandler; it answers every request
@@ -157,7 +159,7 @@ func (h *IngestHandler) refuse(w http.ResponseWriter, r *http.Request) {
 func (h *IngestHandler) ServeHTTP(w http.ResponseWriter, r *http.Request, _ caddyhttp.Handler) error {
 	if r.Method != http.MethodPost {
 		w.Header().Set("Allow", http.MethodPost)
-		writeProblem(w, http.StatusMethodNotAllowed, "method-not-allowed", "use POST")
+		fulfilhttp.WriteProblem(w, http.StatusMethodNotAllowed, "method-not-allowed", "use POST")
 		return nil
 	}
 	if !h.authorized(r) {
@@ -165,111 +167,54 @@ func (h *IngestHandler) ServeHTTP(w http.ResponseWriter, r *http.Request, _ cadd
 		return nil
 	}
 	if mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err != nil || mt != "application/json" {
-		writeProblem(w, http.StatusUnsupportedMediaType, "unsupported-media-type", "send Content-Type: application/json")
+		fulfilhttp.WriteProblem(w, http.StatusUnsupportedMediaType, "unsupported-media-type", "send Content-Type: application/json")
 		return nil
 	}
-	body, err := readBody(w, r, h.maxBody, bodyReadTimeout(h.ReadTimeout, defaultIngestReadTimeout), h.logger)
+	body, err := fulfilhttp.ReadBody(w, r, h.maxBody, fulfilhttp.BodyReadTimeout(h.ReadTimeout, defaultIngestReadTimeout), h.logger)
 	switch {
-	case errors.Is(err, errBodyTooLarge):
-		writeProblem(w, http.StatusRequestEntityTooLarge, "payload-too-large",
+	case errors.Is(err, fulfilhttp.ErrBodyTooLarge):
+		fulfilhttp.WriteProblem(w, http.StatusRequestEntityTooLarge, "payload-too-large",
 			fmt.Sprintf("the body is larger than %d bytes; push fewer changes at a time", h.maxBody))
 		return nil
-	case errors.Is(err, errBodyTimeout):
-		writeProblem(w, http.StatusRequestTimeout, "request-timeout", "the body did not arrive in time; push fewer changes at a time")
+	case errors.Is(err, fulfilhttp.ErrBodyTimeout):
+		fulfilhttp.WriteProblem(w, http.StatusRequestTimeout, "request-timeout", "the body did not arrive in time; push fewer changes at a time")
 		return nil
 	case err != nil:
-		writeProblem(w, http.StatusBadRequest, "invalid-request", "could not read the body")
+		fulfilhttp.WriteProblem(w, http.StatusBadRequest, "invalid-request", "could not read the body")
 		return nil
 	}
-	st := h.app.current()
-	if st == nil {
-		writeProblem(w, http.StatusServiceUnavailable, "unavailable", "the gateway is not running")
+	if !h.app.Running() {
+		fulfilhttp.WriteProblem(w, http.StatusServiceUnavailable, "unavailable", "the gateway is not running")
 		return nil
 	}
-	set, err := feedSetOf(st, h.app.logger.Named("feed"))
-	var f *feed.Feed
-	if err == nil {
-		f = set.get(h.Feed)
-	}
+	f := h.app.FeedReader(h.Feed)
 	if f == nil {
-		writeProblem(w, http.StatusServiceUnavailable, "unavailable", "the feed is not running")
+		fulfilhttp.WriteProblem(w, http.StatusServiceUnavailable, "unavailable", "the feed is not running")
 		return nil
 	}
 	res, err := f.IngestBody(body)
 	if errors.Is(err, feed.ErrMalformedPage) {
-		writeProblem(w, http.StatusBadRequest, "malformed-changes", err.Error())
+		fulfilhttp.WriteProblem(w, http.StatusBadRequest, "malformed-changes", err.Error())
 		return nil
 	}
 	if err != nil {
 		h.logger.Error("queueing pushed changes", zap.String("feed", h.Feed), zap.Error(err))
 		w.Header().Set("Retry-After", "1")
-		writeProblem(w, http.StatusServiceUnavailable, "unavailable", "the changes could not be queued; retry")
+		fulfilhttp.WriteProblem(w, http.StatusServiceUnavailable, "unavailable", "the changes could not be queued; retry")
 		return nil
 	}
 	if res.RejectedChanges == nil {
 		res.RejectedChanges = []feed.Rejected{}
 	}
-	return writeAdminJSON(w, http.StatusOK, res)
+	return writeIngestJSON(w, http.StatusOK, res)
 }
 
-// parseIngestDirective parses the fulfilment_ingest directive:
-//
-//	fulfilment_ingest <feed> {
-//		secret       <shared secret>   # required, at least 32 bytes, e.g. {env.WMS_INGEST_SECRET}
-//		max_body     <size>            # default 8MiB
-//		read_timeout <duration>        # wait for the body; default 60s
-//	}
-func parseIngestDirective(h httpcaddyfile.Helper) (caddyhttp.MiddlewareHandler, error) {
-	ih := new(IngestHandler)
-	if err := ih.UnmarshalCaddyfile(h.Dispenser); err != nil {
-		return nil, err
-	}
-	return ih, nil
-}
-
-// UnmarshalCaddyfile implements caddyfile.Unmarshaler (syntax above).
-func (h *IngestHandler) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
-	d.Next() // directive name
-	if !d.NextArg() {
-		return d.Err("fulfilment_ingest: want the feed name")
-	}
-	h.Feed = d.Val()
-	if d.NextArg() {
-		return d.ArgErr()
-	}
-	for d.NextBlock(0) {
-		opt := d.Val()
-		if opt == "read_timeout" {
-			var err error
-			if h.ReadTimeout, err = parseReadTimeout(d, h.ReadTimeout); err != nil {
-				return err
-			}
-			continue
-		}
-		if !d.NextArg() {
-			return d.ArgErr()
-		}
-		v := d.Val()
-		if d.NextArg() {
-			return d.ArgErr()
-		}
-		switch opt {
-		case "secret":
-			h.Secret = v
-		case "max_body":
-			n, err := humanize.ParseBytes(v)
-			if err != nil || n == 0 || n > 1<<30 {
-				return d.Errf("max_body: want a size up to 1GiB, got %q", v)
-			}
-			h.MaxBodyBytes = int64(n)
-		default:
-			return d.Errf("unknown fulfilment_ingest option %q", opt)
-		}
-	}
-	if h.Secret == "" {
-		return d.Err("fulfilment_ingest: secret is required")
-	}
-	return nil
+// writeIngestJSON answers status with v as JSON.
+func writeIngestJSON(w http.ResponseWriter, status int, v any) error {
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(status)
+	return json.NewEncoder(w).Encode(v)
 }
 
 // Interface guards

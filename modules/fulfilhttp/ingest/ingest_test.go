@@ -1,4 +1,4 @@
-package caddymodule
+package ingest
 
 import (
 	"context"
@@ -12,59 +12,10 @@ import (
 
 	"github.com/caddyserver/caddy/v2"
 	"github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
-	"go.uber.org/zap/zaptest"
 
+	"github.com/fulfilgate/fulfilgate/modules/fulfilhttp"
 	"github.com/fulfilgate/fulfilgate/webhooks/feed"
 )
-
-const ingestSecret = "a-shared-secret-of-32-characters"
-
-// startIngestApp starts a real fulfilment app with a push-only feed "push"
-// and two static partners, and returns an ingest handler for it.
-func startIngestApp(t *testing.T, maxBody int64) (*App, *IngestHandler) {
-	t.Helper()
-	t.Setenv("FEED_INGEST_SECRET", ingestSecret)
-	ctx, cancel := caddy.NewContext(caddy.Context{Context: context.Background()})
-	t.Cleanup(cancel)
-	a := &App{
-		DataDir:  t.TempDir(),
-		Webhooks: loopbackHooks(),
-		Tokens: &TokensConfig{Partners: []PartnerConfig{
-			{ID: "cons", Consolidation: true, WebhookKey: strings.Repeat("k", 32)},
-			{ID: "plain", WebhookKey: strings.Repeat("q", 32)},
-		}},
-		Feeds: []*FeedConfig{{Name: "push"}},
-	}
-	if err := a.Provision(ctx); err != nil {
-		t.Fatal(err)
-	}
-	if err := a.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = a.Stop() })
-	h := &IngestHandler{Feed: "push", Secret: "{env.FEED_INGEST_SECRET}", MaxBodyBytes: maxBody}
-	h.logger = zaptest.NewLogger(t)
-	if err := h.provision(a); err != nil {
-		t.Fatal(err)
-	}
-	return a, h
-}
-
-func ingest(t *testing.T, h *IngestHandler, method, auth, ctype, body string) *httptest.ResponseRecorder {
-	t.Helper()
-	r := httptest.NewRequest(method, "/ingest", strings.NewReader(body))
-	if auth != "" {
-		r.Header.Set("Authorization", auth)
-	}
-	if ctype != "" {
-		r.Header.Set("Content-Type", ctype)
-	}
-	w := httptest.NewRecorder()
-	if err := h.ServeHTTP(w, r, teapot); err != nil {
-		t.Fatal(err)
-	}
-	return w
-}
 
 func TestIngestHandler(t *testing.T) {
 	a, h := startIngestApp(t, 4096)
@@ -72,7 +23,7 @@ func TestIngestHandler(t *testing.T) {
 	// they stay queued; what matters is what was queued).
 	rcv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(503) }))
 	defer rcv.Close()
-	svc := a.webhookService()
+	svc := a.WebhookService()
 	for _, ev := range []string{"shipment-created", "adjustment-posted"} {
 		if _, _, err := svc.Subscriptions().Create(context.Background(), "cons", rcv.URL+"/hook", ev); err != nil {
 			t.Fatal(err)
@@ -122,7 +73,7 @@ func TestIngestHandler(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			w := ingest(t, h, tt.method, tt.auth, tt.ctype, tt.body)
-			var p problem
+			var p fulfilhttp.Problem
 			if w.Code != tt.status || w.Header().Get("Content-Type") != "application/problem+json" ||
 				json.Unmarshal(w.Body.Bytes(), &p) != nil || !strings.HasSuffix(p.Type, "#"+tt.kind) {
 				t.Fatalf("%d %s %s", w.Code, w.Header().Get("Content-Type"), w.Body)
@@ -166,7 +117,7 @@ func TestIngestThrottlesWrongSecrets(t *testing.T) {
 		}
 	}
 	w := ingest(t, h, "POST", "Bearer wrong-again", "application/json", body)
-	var p problem
+	var p fulfilhttp.Problem
 	if w.Code != http.StatusTooManyRequests || json.Unmarshal(w.Body.Bytes(), &p) != nil || !strings.HasSuffix(p.Type, "#too-many-failures") {
 		t.Fatalf("11th wrong secret: %d %s, want 429 too-many-failures", w.Code, w.Body)
 	}

@@ -1,4 +1,4 @@
-package caddymodule
+package subscriptions
 
 import (
 	"net/http"
@@ -7,6 +7,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/fulfilgate/fulfilgate/docs"
+	"github.com/fulfilgate/fulfilgate/modules/fulfilhttp"
 )
 
 // openAPIPath is where the gateway serves its OpenAPI document (docs/openapi.yaml,
@@ -19,14 +20,14 @@ const openAPIPath = "/api/fulfilment/v4/openapi.json"
 func serveOpenAPI(w http.ResponseWriter, r *http.Request, logger *zap.Logger) {
 	if r.Method != http.MethodGet && r.Method != http.MethodHead {
 		w.Header().Set("Allow", "GET, HEAD")
-		writeProblem(w, http.StatusMethodNotAllowed, "method-not-allowed",
+		fulfilhttp.WriteProblem(w, http.StatusMethodNotAllowed, "method-not-allowed",
 			"method "+r.Method+" is not allowed here; allowed: GET, HEAD")
 		return
 	}
 	body, err := docs.OpenAPIJSON()
 	if err != nil {
 		logger.Error("serving the OpenAPI document", zap.Error(err))
-		writeProblem(w, http.StatusInternalServerError, "internal", "internal error; it has been logged")
+		fulfilhttp.WriteProblem(w, http.StatusInternalServerError, "internal", "internal error; it has been logged")
 		return
 	}
 	h := w.Header()

@@ -1,4 +1,4 @@
-package caddymodule
+package subscriptions
 
 import (
 	"bytes"
@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/fulfilgate/fulfilgate/docs"
+	"github.com/fulfilgate/fulfilgate/modules/fulfilhttp"
 )
 
 // A partner's GET of /api/fulfilment/v4/openapi.json answers the embedded
@@ -54,9 +55,9 @@ func TestOpenAPIDocumentNeedsAToken(t *testing.T) {
 func TestOpenAPIDocumentRefusesOtherMethods(t *testing.T) {
 	c := newSubsClient(t, startTestApp(t, loopbackHooks()))
 	w := c.do("acme", http.MethodPost, openAPIPath, "application/json", "{}")
-	var p problem
+	var p fulfilhttp.Problem
 	if w.Code != http.StatusMethodNotAllowed || w.Header().Get("Allow") != "GET, HEAD" ||
-		json.Unmarshal(w.Body.Bytes(), &p) != nil || p.Type != problemTypeBase+"method-not-allowed" {
+		json.Unmarshal(w.Body.Bytes(), &p) != nil || p.Type != fulfilhttp.ProblemTypeBase+"method-not-allowed" {
 		t.Fatalf("POST %s: %d Allow %q %s; want 405 method-not-allowed with Allow: GET, HEAD",
 			openAPIPath, w.Code, w.Header().Get("Allow"), w.Body)
 	}

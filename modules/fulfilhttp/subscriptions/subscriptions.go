@@ -1,4 +1,4 @@
-package caddymodule
+package subscriptions
 
 import (
 	"bytes"
@@ -18,17 +18,17 @@ import (
 
 	"github.com/caddyserver/caddy/v2"
 	"github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
-	"github.com/caddyserver/caddy/v2/caddyconfig/httpcaddyfile"
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
 
+	"github.com/fulfilgate/fulfilgate/modules/fulfilhttp"
+	"github.com/fulfilgate/fulfilgate/modules/fulfilment"
 	"github.com/fulfilgate/fulfilgate/webhooks"
 )
 
 func init() {
 	caddy.RegisterModule(new(SubscriptionsHandler))
-	httpcaddyfile.RegisterHandlerDirective("fulfilment_subscriptions", parseSubscriptionsDirective)
 }
 
 const (
@@ -59,7 +59,7 @@ type SubscriptionsHandler struct {
 	// of the headers: 408 after it. Default 10s.
 	ReadTimeout caddy.Duration `json:"read_timeout,omitempty"`
 
-	app    *App
+	app    *fulfilment.App
 	logger *zap.Logger
 }
 
@@ -74,11 +74,14 @@ func (*SubscriptionsHandler) CaddyModule() caddy.ModuleInfo {
 // Provision finds the fulfilment app.
 func (h *SubscriptionsHandler) Provision(ctx caddy.Context) error {
 	h.logger = ctx.Logger()
-	if err := checkReadTimeout(h.ReadTimeout); err != nil {
+	if err := fulfilhttp.CheckReadTimeout(h.ReadTimeout); err != nil {
+		return err
+	}
+	if err := fulfilhttp.RegisterMetrics(ctx.GetMetricsRegistry()); err != nil {
 		return err
 	}
 	var err error
-	h.app, err = fulfilmentApp(ctx)
+	h.app, err = fulfilment.FromContext(ctx)
 	return err
 }
 
@@ -104,10 +107,10 @@ func (h *SubscriptionsHandler) ServeHTTP(w http.ResponseWriter, r *http.Request,
 	}
 	id := strings.TrimPrefix(rest, "/")
 
-	partner, ok := partnerFromRequest(r)
+	partner, ok := fulfilhttp.PartnerFromRequest(r)
 	if !ok {
 		w.Header().Set("WWW-Authenticate", `Bearer realm="fulfilment"`)
-		writeProblem(w, http.StatusUnauthorized, "unauthorized", "a valid Bearer access token is required")
+		fulfilhttp.WriteProblem(w, http.StatusUnauthorized, "unauthorized", "a valid Bearer access token is required")
 		return nil
 	}
 	if isDoc {
@@ -115,7 +118,7 @@ func (h *SubscriptionsHandler) ServeHTTP(w http.ResponseWriter, r *http.Request,
 		return nil
 	}
 	if strings.Contains(id, "/") {
-		writeProblem(w, http.StatusNotFound, "not-found", "no such subscription")
+		fulfilhttp.WriteProblem(w, http.StatusNotFound, "not-found", "no such subscription")
 		return nil
 	}
 	allow := "GET, HEAD, POST"
@@ -124,13 +127,13 @@ func (h *SubscriptionsHandler) ServeHTTP(w http.ResponseWriter, r *http.Request,
 	}
 	if !slices.Contains(strings.Split(allow, ", "), r.Method) {
 		w.Header().Set("Allow", allow)
-		writeProblem(w, http.StatusMethodNotAllowed, "method-not-allowed",
+		fulfilhttp.WriteProblem(w, http.StatusMethodNotAllowed, "method-not-allowed",
 			fmt.Sprintf("method %s is not allowed here; allowed: %s", r.Method, allow))
 		return nil
 	}
-	svc := h.app.webhookService()
+	svc := h.app.WebhookService()
 	if svc == nil {
-		writeProblem(w, http.StatusServiceUnavailable, "unavailable", "the webhook service is not running")
+		fulfilhttp.WriteProblem(w, http.StatusServiceUnavailable, "unavailable", "the webhook service is not running")
 		return nil
 	}
 	store := svc.Subscriptions()
@@ -148,7 +151,7 @@ func (h *SubscriptionsHandler) ServeHTTP(w http.ResponseWriter, r *http.Request,
 		for _, s := range subs {
 			out = append(out, toSubscriptionJSON(s))
 		}
-		writeJSON(w, http.StatusOK, "application/json", struct {
+		fulfilhttp.WriteJSON(w, http.StatusOK, "application/json", struct {
 			Subscriptions []subscriptionJSON `json:"subscriptions"`
 		}{out})
 	case r.Method == http.MethodDelete:
@@ -164,7 +167,7 @@ func (h *SubscriptionsHandler) ServeHTTP(w http.ResponseWriter, r *http.Request,
 			h.storeError(w, r, "reading a subscription", err)
 			return nil
 		}
-		writeJSON(w, http.StatusOK, "application/json", toSubscriptionJSON(sub))
+		fulfilhttp.WriteJSON(w, http.StatusOK, "application/json", toSubscriptionJSON(sub))
 	}
 	return nil
 }
@@ -173,7 +176,7 @@ func (h *SubscriptionsHandler) ServeHTTP(w http.ResponseWriter, r *http.Request,
 func (h *SubscriptionsHandler) create(w http.ResponseWriter, r *http.Request, store *webhooks.SubscriptionStore, partner string) {
 	req, p := decodeSubscriptionRequest(w, r, time.Duration(h.ReadTimeout), h.logger)
 	if p != nil {
-		writeProblemBody(w, *p)
+		fulfilhttp.WriteProblemBody(w, *p)
 		return
 	}
 	ctx, cancel := context.WithTimeout(r.Context(), 10*time.Second) // bounds the DNS look-up of the host
@@ -188,10 +191,10 @@ func (h *SubscriptionsHandler) create(w http.ResponseWriter, r *http.Request, st
 		status = http.StatusCreated
 		w.Header().Set("Location", subscriptionsPath+"/"+sub.ID)
 		if c := h.logger.Check(zapcore.InfoLevel, "subscription created"); c != nil {
-			c.Write(zap.String("partner", partner), zap.String("subscription", sub.ID), zap.String("event", sub.Event), requestIDField(r))
+			c.Write(zap.String("partner", partner), zap.String("subscription", sub.ID), zap.String("event", sub.Event), fulfilhttp.RequestIDField(r))
 		}
 	}
-	writeJSON(w, status, "application/json", toSubscriptionJSON(sub))
+	fulfilhttp.WriteJSON(w, status, "application/json", toSubscriptionJSON(sub))
 }
 
 // storeError answers an error of the subscription store.
@@ -199,15 +202,15 @@ func (h *SubscriptionsHandler) storeError(w http.ResponseWriter, r *http.Request
 	var ve *webhooks.ValidationError
 	switch {
 	case errors.As(err, &ve):
-		writeProblemBody(w, problem{Type: problemTypeBase + "invalid-request", Title: http.StatusText(http.StatusBadRequest),
+		fulfilhttp.WriteProblemBody(w, fulfilhttp.Problem{Type: fulfilhttp.ProblemTypeBase + "invalid-request", Title: http.StatusText(http.StatusBadRequest),
 			Status: http.StatusBadRequest, Detail: ve.Error(), Field: ve.Field})
 	case errors.Is(err, webhooks.ErrNotFound):
-		writeProblem(w, http.StatusNotFound, "not-found", "no such subscription")
+		fulfilhttp.WriteProblem(w, http.StatusNotFound, "not-found", "no such subscription")
 	case errors.Is(err, webhooks.ErrLimit):
-		writeProblem(w, http.StatusConflict, "subscription-limit",
+		fulfilhttp.WriteProblem(w, http.StatusConflict, "subscription-limit",
 			"the partner has reached its maximum number of subscriptions; delete one first")
 	case errors.Is(err, context.DeadlineExceeded):
-		writeProblem(w, http.StatusServiceUnavailable, "unavailable", "timed out; try again")
+		fulfilhttp.WriteProblem(w, http.StatusServiceUnavailable, "unavailable", "timed out; try again")
 	case errors.Is(err, context.Canceled):
 		// the client went away; nobody reads the answer
 	default:
@@ -216,8 +219,8 @@ func (h *SubscriptionsHandler) storeError(w http.ResponseWriter, r *http.Request
 }
 
 func (h *SubscriptionsHandler) internal(w http.ResponseWriter, r *http.Request, what string, err error) {
-	h.logger.Error(what, zap.Error(err), requestIDField(r))
-	writeProblem(w, http.StatusInternalServerError, "internal", "internal error; it has been logged")
+	h.logger.Error(what, zap.Error(err), fulfilhttp.RequestIDField(r))
+	fulfilhttp.WriteProblem(w, http.StatusInternalServerError, "internal", "internal error; it has been logged")
 }
 
 // subscriptionRequest is a validated-for-shape POST body.
@@ -226,26 +229,26 @@ type subscriptionRequest struct{ url, event string }
 // decodeSubscriptionRequest checks the content type and size of a POST and
 // decodes its JSON strictly. Values (URL form, event name, SSRF) are checked
 // by the subscription store. A non-nil problem is the answer.
-func decodeSubscriptionRequest(w http.ResponseWriter, r *http.Request, timeout time.Duration, logger *zap.Logger) (subscriptionRequest, *problem) {
-	invalid := func(field, detail string) *problem {
-		return &problem{Type: problemTypeBase + "invalid-request", Title: http.StatusText(http.StatusBadRequest),
+func decodeSubscriptionRequest(w http.ResponseWriter, r *http.Request, timeout time.Duration, logger *zap.Logger) (subscriptionRequest, *fulfilhttp.Problem) {
+	invalid := func(field, detail string) *fulfilhttp.Problem {
+		return &fulfilhttp.Problem{Type: fulfilhttp.ProblemTypeBase + "invalid-request", Title: http.StatusText(http.StatusBadRequest),
 			Status: http.StatusBadRequest, Detail: detail, Field: field}
 	}
 	mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
 	if err != nil || mt != "application/json" {
 		w.Header().Set("Accept", "application/json")
-		return subscriptionRequest{}, &problem{Type: problemTypeBase + "unsupported-media-type",
+		return subscriptionRequest{}, &fulfilhttp.Problem{Type: fulfilhttp.ProblemTypeBase + "unsupported-media-type",
 			Title: http.StatusText(http.StatusUnsupportedMediaType), Status: http.StatusUnsupportedMediaType,
 			Detail: "the request body must be application/json"}
 	}
-	tooLarge := &problem{Type: problemTypeBase + "payload-too-large", Title: http.StatusText(http.StatusRequestEntityTooLarge),
+	tooLarge := &fulfilhttp.Problem{Type: fulfilhttp.ProblemTypeBase + "payload-too-large", Title: http.StatusText(http.StatusRequestEntityTooLarge),
 		Status: http.StatusRequestEntityTooLarge, Detail: "the request body is larger than " + strconv.Itoa(maxSubscriptionBody) + " bytes"}
-	body, err := readBody(w, r, maxSubscriptionBody, timeout, logger)
+	body, err := fulfilhttp.ReadBody(w, r, maxSubscriptionBody, timeout, logger)
 	switch {
-	case errors.Is(err, errBodyTooLarge):
+	case errors.Is(err, fulfilhttp.ErrBodyTooLarge):
 		return subscriptionRequest{}, tooLarge
-	case errors.Is(err, errBodyTimeout):
-		return subscriptionRequest{}, &problem{Type: problemTypeBase + "request-timeout", Title: http.StatusText(http.StatusRequestTimeout),
+	case errors.Is(err, fulfilhttp.ErrBodyTimeout):
+		return subscriptionRequest{}, &fulfilhttp.Problem{Type: fulfilhttp.ProblemTypeBase + "request-timeout", Title: http.StatusText(http.StatusRequestTimeout),
 			Status: http.StatusRequestTimeout, Detail: "the request body did not arrive in time"}
 	case err != nil:
 		return subscriptionRequest{}, invalid("", "reading the request body: "+err.Error())
@@ -288,36 +291,6 @@ func decodeSubscriptionRequest(w http.ResponseWriter, r *http.Request, timeout t
 		}
 	}
 	return subscriptionRequest{url: out[0], event: out[1]}, nil
-}
-
-// parseSubscriptionsDirective parses the directive:
-//
-//	fulfilment_subscriptions {
-//		read_timeout <duration>   # wait for a POST body; default 10s
-//	}
-func parseSubscriptionsDirective(h httpcaddyfile.Helper) (caddyhttp.MiddlewareHandler, error) {
-	s := new(SubscriptionsHandler)
-	return s, s.UnmarshalCaddyfile(h.Dispenser)
-}
-
-// UnmarshalCaddyfile parses "fulfilment_subscriptions" (syntax above).
-func (s *SubscriptionsHandler) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
-	d.Next() // consume directive name
-	if d.NextArg() {
-		return d.ArgErr()
-	}
-	for d.NextBlock(0) {
-		switch d.Val() {
-		case "read_timeout":
-			var err error
-			if s.ReadTimeout, err = parseReadTimeout(d, s.ReadTimeout); err != nil {
-				return err
-			}
-		default:
-			return d.Errf("unknown fulfilment_subscriptions option %q", d.Val())
-		}
-	}
-	return nil
 }
 
 // Interface guards

@@ -1,8 +1,6 @@
-package caddymodule
+package subscriptions
 
 import (
-	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
@@ -10,83 +8,10 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/caddyserver/caddy/v2"
 	"github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
-	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
-	"go.uber.org/zap/zaptest"
+
+	"github.com/fulfilgate/fulfilgate/modules/fulfilment"
 )
-
-// startTestApp provisions and starts a real fulfilment app (real Badger in a
-// temporary dir) with the given webhooks block.
-func startTestApp(t *testing.T, cfg *WebhooksConfig) *App {
-	t.Helper()
-	ctx, cancel := caddy.NewContext(caddy.Context{Context: context.Background()})
-	t.Cleanup(cancel)
-	a := &App{DataDir: t.TempDir(), Webhooks: cfg}
-	if err := a.Provision(ctx); err != nil {
-		t.Fatal(err)
-	}
-	if err := a.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if err := a.Stop(); err != nil {
-			t.Error(err)
-		}
-	})
-	return a
-}
-
-// loopbackHooks is a webhooks block that accepts http://127.0.0.1 targets.
-func loopbackHooks() *WebhooksConfig {
-	return &WebhooksConfig{AllowHTTP: true, AllowNetworks: []AllowNetwork{{Networks: []string{"127.0.0.0/8"}}}}
-}
-
-type subsClient struct {
-	t *testing.T
-	h *SubscriptionsHandler
-}
-
-func newSubsClient(t *testing.T, a *App) subsClient {
-	return subsClient{t, &SubscriptionsHandler{app: a, logger: zaptest.NewLogger(t)}}
-}
-
-// teapot is the next handler: it shows that a request was passed on.
-var teapot = caddyhttp.HandlerFunc(func(w http.ResponseWriter, r *http.Request) error {
-	w.WriteHeader(http.StatusTeapot)
-	return nil
-})
-
-// do serves one request as partner (none if empty) and returns the answer.
-func (c subsClient) do(partner, method, path, ctype, body string, hdr ...string) *httptest.ResponseRecorder {
-	c.t.Helper()
-	r := httptest.NewRequest(method, path, strings.NewReader(body))
-	if ctype != "" {
-		r.Header.Set("Content-Type", ctype)
-	}
-	for i := 0; i+1 < len(hdr); i += 2 {
-		r.Header.Set(hdr[i], hdr[i+1])
-	}
-	r = withVerifiedPartner(r, partner)
-	w := httptest.NewRecorder()
-	if err := c.h.ServeHTTP(w, r, teapot); err != nil {
-		c.t.Fatalf("%s %s: handler error %v", method, path, err)
-	}
-	return w
-}
-
-func (c subsClient) post(partner, body string) *httptest.ResponseRecorder {
-	return c.do(partner, "POST", subscriptionsPath, "application/json", body)
-}
-
-func decodeInto[T any](t *testing.T, w *httptest.ResponseRecorder) T {
-	t.Helper()
-	var v T
-	if err := json.Unmarshal(w.Body.Bytes(), &v); err != nil {
-		t.Fatalf("decoding %q: %v", w.Body.String(), err)
-	}
-	return v
-}
 
 func TestSubscriptionsLifecycle(t *testing.T) {
 	c := newSubsClient(t, startTestApp(t, loopbackHooks()))
@@ -153,22 +78,6 @@ func TestSubscriptionsLifecycle(t *testing.T) {
 	if w := c.do("p2", "GET", subscriptionsPath+"/"+other["id"], "", ""); w.Code != http.StatusOK {
 		t.Fatalf("p2's own subscription: %d", w.Code)
 	}
-}
-
-// problemOf checks a problem+json answer and returns it.
-func problemOf(t *testing.T, w *httptest.ResponseRecorder, status int) problem {
-	t.Helper()
-	if w.Code != status {
-		t.Fatalf("status %d, want %d: %s", w.Code, status, w.Body)
-	}
-	if ct := w.Header().Get("Content-Type"); ct != "application/problem+json" {
-		t.Fatalf("Content-Type %q, want application/problem+json", ct)
-	}
-	p := decodeInto[problem](t, w)
-	if p.Status != status || p.Type == "" || p.Title == "" {
-		t.Fatalf("problem body %+v", p)
-	}
-	return p
 }
 
 func TestSubscriptionsValidation(t *testing.T) {
@@ -312,7 +221,7 @@ func TestSubscriptionsMethodsAuthAndRouting(t *testing.T) {
 
 // Before Start (or after Stop) the handler answers 503, not a panic.
 func TestSubscriptionsNotRunning(t *testing.T) {
-	c := newSubsClient(t, &App{})
+	c := newSubsClient(t, &fulfilment.App{})
 	problemOf(t, c.do("p1", "GET", subscriptionsPath, "", ""), http.StatusServiceUnavailable)
 }
 

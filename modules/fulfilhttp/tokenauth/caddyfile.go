@@ -1,12 +1,15 @@
-package caddymodule
+package tokenauth
 
 import (
 	"github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
 	"github.com/caddyserver/caddy/v2/caddyconfig/httpcaddyfile"
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
+
+	"github.com/fulfilgate/fulfilgate/modules/fulfilhttp"
 )
 
 func init() {
+	httpcaddyfile.RegisterHandlerDirective("fulfilment_token", parseTokenHandler)
 	httpcaddyfile.RegisterHandlerDirective("fulfilment_auth", parseAuthHandler)
 }
 
@@ -71,3 +74,34 @@ func (h *AuthHandler) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 }
 
 var _ caddyfile.Unmarshaler = (*AuthHandler)(nil)
+
+// parseTokenHandler parses the directive:
+//
+//	fulfilment_token [<matcher>] {
+//		read_timeout <duration>   # wait for the request body; default 10s
+//	}
+func parseTokenHandler(h httpcaddyfile.Helper) (caddyhttp.MiddlewareHandler, error) {
+	th := new(TokenHandler)
+	return th, th.UnmarshalCaddyfile(h.Dispenser)
+}
+
+// UnmarshalCaddyfile parses `fulfilment_token` (syntax above). Token
+// settings and partners are configured in the fulfilment global option.
+func (h *TokenHandler) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
+	d.Next()
+	if d.NextArg() {
+		return d.ArgErr()
+	}
+	for d.NextBlock(0) {
+		switch d.Val() {
+		case "read_timeout":
+			var err error
+			if h.ReadTimeout, err = fulfilhttp.ParseReadTimeout(d, h.ReadTimeout); err != nil {
+				return err
+			}
+		default:
+			return d.Errf("unknown fulfilment_token option %q (tokens are configured in the fulfilment global option)", d.Val())
+		}
+	}
+	return nil
+}

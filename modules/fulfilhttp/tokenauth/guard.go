@@ -1,4 +1,4 @@
-package caddymodule
+package tokenauth
 
 import (
 	"cmp"
@@ -10,6 +10,8 @@ import (
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
 
+	"github.com/fulfilgate/fulfilgate/modules/fulfilhttp"
+	"github.com/fulfilgate/fulfilgate/modules/fulfilment"
 	"github.com/fulfilgate/fulfilgate/tokens"
 )
 
@@ -39,7 +41,7 @@ func init() {
 //   - the variables fulfilment.partner_id and fulfilment.client_id set
 //     (placeholders {http.vars.fulfilment.partner_id} and
 //     {http.vars.fulfilment.client_id}; read them in Go with
-//     partnerFromRequest), and partner_id and client_id added to Caddy's
+//     fulfilhttp.PartnerFromRequest), and partner_id and client_id added to Caddy's
 //     access log entry.
 //
 // Refusals are application/problem+json and never reach the next handler:
@@ -64,14 +66,13 @@ type AuthHandler struct {
 	// both sides can quote it. Default "X-Request-Id".
 	RequestIDHeader string `json:"request_id_header,omitempty"`
 
-	app        *App
+	app        *fulfilment.App
 	logger     *zap.Logger
-	identity   string
+	headers    fulfilhttp.IdentityHeaders // the identity header; the names the guard sets or strips, never hop-by-hop
 	requestID  string
-	protected  []string // header names the guard sets or strips: never hop-by-hop
-	challenge  string   // for 401 without a token
-	invalidHdr string   // for 401 invalid_token
-	expiredHdr string   // for 403
+	challenge  string // for 401 without a token
+	invalidHdr string // for 401 invalid_token
+	expiredHdr string // for 403
 }
 
 // CaddyModule returns the Caddy module information.
@@ -92,18 +93,21 @@ const (
 func (h *AuthHandler) Provision(ctx caddy.Context) error {
 	h.logger = ctx.Logger()
 	h.setup()
+	if err := fulfilhttp.RegisterMetrics(ctx.GetMetricsRegistry()); err != nil {
+		return err
+	}
 	var err error
-	h.app, err = fulfilmentApp(ctx)
+	h.app, err = fulfilment.FromContext(ctx)
 	return err
 }
 
 // setup fills the defaults and the prepared challenge headers.
 func (h *AuthHandler) setup() {
-	h.identity = http.CanonicalHeaderKey(cmp.Or(h.IdentityHeader, defaultIdentityHeader))
+	identity := http.CanonicalHeaderKey(cmp.Or(h.IdentityHeader, defaultIdentityHeader))
 	h.requestID = http.CanonicalHeaderKey(cmp.Or(h.RequestIDHeader, defaultRequestIDHeader))
-	h.protected = []string{h.identity, h.requestID}
+	h.headers = fulfilhttp.IdentityHeaders{Identity: identity, Protected: []string{identity, h.requestID}}
 	for _, name := range h.StripHeaders {
-		h.protected = append(h.protected, http.CanonicalHeaderKey(name))
+		h.headers.Protected = append(h.headers.Protected, http.CanonicalHeaderKey(name))
 	}
 	realm := h.Realm
 	if realm == "" {
@@ -118,7 +122,7 @@ func (h *AuthHandler) setup() {
 // guard sets neither equal nor a hop-by-hop header, which no proxy forwards.
 func (h *AuthHandler) Validate() error {
 	for _, name := range h.StripHeaders {
-		if !validHeaderName(name) {
+		if !fulfilhttp.ValidHeaderName(name) {
 			return fmt.Errorf("fulfilment_auth: strip_headers: invalid header name %q", name)
 		}
 	}
@@ -127,14 +131,14 @@ func (h *AuthHandler) Validate() error {
 	for _, set := range []struct{ option, name string }{
 		{"identity_header", identity}, {"request_id_header", requestID},
 	} {
-		if !validHeaderName(set.name) {
+		if !fulfilhttp.ValidHeaderName(set.name) {
 			return fmt.Errorf("fulfilment_auth: %s: invalid header name %q", set.option, set.name)
 		}
-		if namesAny(set.name, hopByHopHeaders) {
+		if fulfilhttp.IsHopByHop(set.name) {
 			return fmt.Errorf("fulfilment_auth: %s: %q is a hop-by-hop header, which a proxy never forwards", set.option, set.name)
 		}
 	}
-	if asciiEqualFold(identity, requestID) {
+	if fulfilhttp.SameHeaderName(identity, requestID) {
 		return fmt.Errorf("fulfilment_auth: identity_header and request_id_header are both %q", identity)
 	}
 	return nil
@@ -142,7 +146,7 @@ func (h *AuthHandler) Validate() error {
 
 // ServeHTTP implements caddyhttp.MiddlewareHandler.
 func (h *AuthHandler) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyhttp.Handler) error {
-	rid := newRequestID()
+	rid := fulfilhttp.NewRequestID()
 	// One slice for both: a later Add on either side appends to a full
 	// slice and so copies it.
 	v := []string{rid}
@@ -151,16 +155,16 @@ func (h *AuthHandler) ServeHTTP(w http.ResponseWriter, r *http.Request, next cad
 	// Caddy's vars map (nil outside a Caddy server), looked up once.
 	vars, _ := r.Context().Value(caddyhttp.VarsCtxKey).(map[string]any)
 	if vars != nil {
-		vars[requestIDVar] = rid
+		vars[fulfilhttp.RequestIDVar] = rid
 	}
 	extra := accessLogFields(r)
 	if extra != nil {
 		extra.Set(zap.String("request_id", rid))
 	}
-	svc := h.app.tokenService()
+	svc := h.app.TokenService()
 	if svc == nil {
-		gwMetrics().guard503.Inc()
-		writeProblem(w, http.StatusServiceUnavailable, "unavailable", "the gateway is starting or stopping")
+		fulfilhttp.Metrics().GuardUnavailable()
+		fulfilhttp.WriteProblem(w, http.StatusServiceUnavailable, "unavailable", "the gateway is starting or stopping")
 		return nil
 	}
 	auth := r.Header.Values("Authorization")
@@ -179,33 +183,19 @@ func (h *AuthHandler) ServeHTTP(w http.ResponseWriter, r *http.Request, next cad
 	for _, name := range h.StripHeaders {
 		r.Header.Del(name)
 	}
-	r.Header[h.identity] = []string{id.PartnerID}
+	r.Header[h.headers.Identity] = []string{id.PartnerID}
 	if _, ok := r.Header["Connection"]; ok {
-		dropConnectionTokens(r.Header, h.protected)
+		fulfilhttp.DropConnectionTokens(r.Header, h.headers.Protected)
 	}
 	if vars != nil {
-		vars[partnerIDVar] = verifiedPartner{id: id.PartnerID, guard: h}
-		vars[clientIDVar] = id.ClientID
+		vars[fulfilhttp.PartnerIDVar] = h.headers.Verified(id.PartnerID)
+		vars[fulfilhttp.ClientIDVar] = id.ClientID
 	}
 	if extra != nil {
 		extra.Set(zap.String("partner_id", id.PartnerID))
 		extra.Set(zap.String("client_id", id.ClientID))
 	}
 	return next.ServeHTTP(w, r)
-}
-
-// forwardIdentity makes hdr carry partner, the identity this guard
-// verified, under the guard's identity header, and leaves none of the
-// guard's header names in Connection: the last step before a request is
-// forwarded. (The guard did both already; whatever ran since may not have
-// kept them.)
-func (h *AuthHandler) forwardIdentity(hdr http.Header, partner string) {
-	if v := hdr[h.identity]; len(v) != 1 || v[0] != partner {
-		hdr[h.identity] = []string{partner}
-	}
-	if _, ok := hdr["Connection"]; ok {
-		dropConnectionTokens(hdr, h.protected)
-	}
 }
 
 // accessLogFields returns the fields Caddy adds to r's access log entry,
@@ -221,20 +211,20 @@ func accessLogFields(r *http.Request) *caddyhttp.ExtraLogFields {
 
 // refuse answers 401 or 403 with the challenge and a problem body.
 func (h *AuthHandler) refuse(w http.ResponseWriter, r *http.Request, verr *tokens.VerifyError) {
-	gwMetrics().guardRefusal(verr.Fault)
+	fulfilhttp.Metrics().GuardRefusal(verr.Fault)
 	switch verr.Fault {
 	case tokens.FaultExpired:
 		w.Header().Set("WWW-Authenticate", h.expiredHdr)
-		writeProblem(w, http.StatusForbidden, "token-expired", "The access token expired; obtain a new one at /api/auth/token")
+		fulfilhttp.WriteProblem(w, http.StatusForbidden, "token-expired", "The access token expired; obtain a new one at /api/auth/token")
 	case tokens.FaultMissing:
 		w.Header().Set("WWW-Authenticate", h.challenge)
-		writeProblem(w, http.StatusUnauthorized, "unauthorized", "An Authorization header with a Bearer access token is required")
+		fulfilhttp.WriteProblem(w, http.StatusUnauthorized, "unauthorized", "An Authorization header with a Bearer access token is required")
 	default:
 		w.Header().Set("WWW-Authenticate", h.invalidHdr)
-		writeProblem(w, http.StatusUnauthorized, "invalid-token", "The access token is invalid")
+		fulfilhttp.WriteProblem(w, http.StatusUnauthorized, "invalid-token", "The access token is invalid")
 	}
 	if ce := h.logger.Check(zapcore.DebugLevel, "access token refused"); ce != nil {
-		ce.Write(zap.String("reason", verr.Reason), zap.String("remote_ip", clientAddr(r)), requestIDField(r))
+		ce.Write(zap.String("reason", verr.Reason), zap.String("remote_ip", fulfilhttp.ClientAddr(r)), fulfilhttp.RequestIDField(r))
 	}
 }
 

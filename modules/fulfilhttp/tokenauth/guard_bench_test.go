@@ -1,4 +1,4 @@
-package caddymodule
+package tokenauth
 
 import (
 	"net/http"
@@ -7,6 +7,8 @@ import (
 
 	"github.com/caddyserver/caddy/v2"
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
+
+	"github.com/fulfilgate/fulfilgate/modules/fulfilhttp"
 )
 
 // preparedRequest is a request as Caddy hands it to a handler: with its
@@ -23,13 +25,13 @@ func preparedRequest(authorization string) (*http.Request, *httptest.ResponseRec
 // The guard's request id against Caddy's {http.request.uuid}, each on a
 // fresh prepared request (the preparation is in both figures):
 //
-//	go test -run '^$' -bench RequestID -benchmem ./caddymodule/
+//	go test -run '^$' -bench RequestID -benchmem ./modules/fulfilhttp/tokenauth/
 func BenchmarkRequestID(b *testing.B) {
 	b.Run("guard", func(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
 			r, _ := preparedRequest("")
-			caddyhttp.SetVar(r.Context(), requestIDVar, newRequestID())
+			caddyhttp.SetVar(r.Context(), fulfilhttp.RequestIDVar, fulfilhttp.NewRequestID())
 		}
 	})
 	b.Run("caddy-uuid-placeholder", func(b *testing.B) {
@@ -47,11 +49,11 @@ func BenchmarkRequestID(b *testing.B) {
 // The guard on a valid (cached) token against a request that only gets
 // prepared, the difference being the guard's own cost:
 //
-//	go test -run '^$' -bench AuthGuard -benchmem ./caddymodule/
+//	go test -run '^$' -bench AuthGuard -benchmem ./modules/fulfilhttp/tokenauth/
 func BenchmarkAuthGuard(b *testing.B) {
 	a := startTokensApp(b, testTokensConfig())
 	h, _ := newAuthHandler(b, a, &AuthHandler{})
-	tok, err := a.tokenService().Token(mustAuth(a))
+	tok, err := a.TokenService().Token(mustAuth(a))
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package caddymodule
+package tokenauth
 
 import (
 	"net/http"
@@ -13,7 +13,7 @@ import (
 func TestAuthGuardKeepsItsHeadersOutOfConnection(t *testing.T) {
 	a := startTokensApp(t, testTokensConfig())
 	h, _ := newAuthHandler(t, a, &AuthHandler{StripHeaders: []string{"X-Client-Id"}})
-	tok, err := a.tokenService().Token(mustAuth(a))
+	tok, err := a.TokenService().Token(mustAuth(a))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,38 +1,21 @@
-package caddymodule
+package tokenauth
 
 import (
 	"context"
 	"net/http"
 	"net/http/httptest"
 	"reflect"
-	"regexp"
 	"testing"
 
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
 )
-
-var uuidV4 = regexp.MustCompile(`^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$`)
-
-func TestNewRequestID(t *testing.T) {
-	seen := map[string]bool{}
-	for range 1000 {
-		id := newRequestID()
-		if !uuidV4.MatchString(id) {
-			t.Fatalf("%q is not a version 4 UUID", id)
-		}
-		if seen[id] {
-			t.Fatalf("%q twice", id)
-		}
-		seen[id] = true
-	}
-}
 
 // The guard's request id: the same on the answer, upstream and in the
 // variable, new for every request, never the partner's.
 func TestAuthGuardRequestID(t *testing.T) {
 	a := startTokensApp(t, testTokensConfig())
 	h, _ := newAuthHandler(t, a, &AuthHandler{})
-	tok, err := a.tokenService().Token(mustAuth(a))
+	tok, err := a.TokenService().Token(mustAuth(a))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -60,7 +43,7 @@ func TestAuthGuardRequestID(t *testing.T) {
 func TestAuthGuardLogFields(t *testing.T) {
 	a := startTokensApp(t, testTokensConfig())
 	h, _ := newAuthHandler(t, a, &AuthHandler{})
-	tok, err := a.tokenService().Token(mustAuth(a))
+	tok, err := a.TokenService().Token(mustAuth(a))
 	if err != nil {
 		t.Fatal(err)
 	}

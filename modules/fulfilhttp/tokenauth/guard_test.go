@@ -1,4 +1,4 @@
-package caddymodule
+package tokenauth
 
 import (
 	"context"
@@ -16,6 +16,8 @@ import (
 	"go.uber.org/zap/zapcore"
 	"go.uber.org/zap/zaptest/observer"
 
+	"github.com/fulfilgate/fulfilgate/modules/fulfilhttp"
+	"github.com/fulfilgate/fulfilgate/modules/fulfilment"
 	"github.com/fulfilgate/fulfilgate/tokens"
 )
 
@@ -27,7 +29,7 @@ type upstreamSeen struct {
 	requestID any // the fulfilment.request_id variable
 }
 
-func newAuthHandler(t testing.TB, a *App, h *AuthHandler) (*AuthHandler, *observer.ObservedLogs) {
+func newAuthHandler(t testing.TB, a *fulfilment.App, h *AuthHandler) (*AuthHandler, *observer.ObservedLogs) {
 	t.Helper()
 	if err := h.Validate(); err != nil {
 		t.Fatal(err)
@@ -52,8 +54,8 @@ func serveAuth(t testing.TB, h *AuthHandler, hdr ...string) (*httptest.ResponseR
 	next := caddyhttp.HandlerFunc(func(w http.ResponseWriter, r *http.Request) error {
 		seen.called = true
 		seen.header = r.Header.Clone()
-		seen.partner, _ = partnerFromRequest(r)
-		seen.requestID = caddyhttp.GetVar(r.Context(), requestIDVar)
+		seen.partner, _ = fulfilhttp.PartnerFromRequest(r)
+		seen.requestID = caddyhttp.GetVar(r.Context(), fulfilhttp.RequestIDVar)
 		w.WriteHeader(http.StatusTeapot)
 		return nil
 	})
@@ -75,7 +77,7 @@ func wantProblem(t testing.TB, w *httptest.ResponseRecorder, seen *upstreamSeen,
 	if w.Header().Get("Content-Type") != "application/problem+json" {
 		t.Fatalf("content type %q", w.Header().Get("Content-Type"))
 	}
-	var p problem
+	var p fulfilhttp.Problem
 	if err := json.Unmarshal(w.Body.Bytes(), &p); err != nil || p.Status != status || p.Type == "" || p.Title == "" {
 		t.Fatalf("problem body %s", w.Body)
 	}
@@ -90,21 +92,20 @@ const (
 	chExpired = `Bearer realm="fulfilment", error="invalid_token", error_description="The access token expired"`
 )
 
-func testClaims(a *App, exp time.Time) jwt.MapClaims {
-	cfg := a.Tokens.cfg
-	// The secret version of acme's client, as the service computed it:
-	// read it from a genuine token.
-	tok, _ := a.tokenService().Token(mustAuth(a))
+func testClaims(a *fulfilment.App, exp time.Time) jwt.MapClaims {
+	// The issuer, audience and secret version of acme's client, as the
+	// service has them: read them from a genuine token.
+	tok, _ := a.TokenService().Token(mustAuth(a))
 	parsed, _, _ := jwt.NewParser().ParseUnverified(tok.AccessToken, jwt.MapClaims{})
-	sv := parsed.Claims.(jwt.MapClaims)["sv"]
-	return jwt.MapClaims{"iss": cfg.Issuer, "aud": []string{cfg.Audience}, "sub": "partner-acme", "client_id": tAcmeID,
-		"sv": sv, "iat": exp.Add(-time.Hour).Unix(), "exp": exp.Unix(), "jti": "t1"}
+	genuine := parsed.Claims.(jwt.MapClaims)
+	return jwt.MapClaims{"iss": genuine["iss"], "aud": genuine["aud"], "sub": "partner-acme", "client_id": tAcmeID,
+		"sv": genuine["sv"], "iat": exp.Add(-time.Hour).Unix(), "exp": exp.Unix(), "jti": "t1"}
 }
 
 func TestAuthGuard(t *testing.T) {
 	a := startTokensApp(t, testTokensConfig())
 	h, logs := newAuthHandler(t, a, &AuthHandler{StripHeaders: []string{"X-Client-Id"}})
-	tok, err := a.tokenService().Token(mustAuth(a))
+	tok, err := a.TokenService().Token(mustAuth(a))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -159,7 +160,7 @@ func TestAuthGuard(t *testing.T) {
 func TestAuthGuardIdentityHeaderAndNotRunning(t *testing.T) {
 	a := startTokensApp(t, testTokensConfig())
 	h, _ := newAuthHandler(t, a, &AuthHandler{IdentityHeader: "x-wms-partner"})
-	tok, _ := a.tokenService().Token(mustAuth(a))
+	tok, _ := a.TokenService().Token(mustAuth(a))
 	_, seen := serveAuth(t, h, "Authorization", "bearer "+tok.AccessToken, "X-Wms-Partner", "spoof", "X-Partner-Id", "kept")
 	if seen.header.Get("X-Wms-Partner") != "partner-acme" || len(seen.header.Values("X-Wms-Partner")) != 1 {
 		t.Fatalf("identity header: %v", seen.header)
@@ -176,8 +177,8 @@ func TestAuthGuardIdentityHeaderAndNotRunning(t *testing.T) {
 	}
 }
 
-func mustAuth(a *App) tokens.Client {
-	c, ok := a.tokenService().Authenticate(tAcmeID, tAcmeSecret)
+func mustAuth(a *fulfilment.App) tokens.Client {
+	c, ok := a.TokenService().Authenticate(tAcmeID, tAcmeSecret)
 	if !ok {
 		panic("test client does not authenticate")
 	}

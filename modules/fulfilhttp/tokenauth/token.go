@@ -1,25 +1,24 @@
-package caddymodule
+package tokenauth
 
 import (
 	"errors"
-	"net"
 	"net/http"
 	"strconv"
 	"time"
 
 	"github.com/caddyserver/caddy/v2"
 	"github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
-	"github.com/caddyserver/caddy/v2/caddyconfig/httpcaddyfile"
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
 
+	"github.com/fulfilgate/fulfilgate/modules/fulfilhttp"
+	"github.com/fulfilgate/fulfilgate/modules/fulfilment"
 	"github.com/fulfilgate/fulfilgate/tokens"
 )
 
 func init() {
 	caddy.RegisterModule(new(TokenHandler))
-	httpcaddyfile.RegisterHandlerDirective("fulfilment_token", parseTokenHandler)
 }
 
 // TokenHandler is the HTTP handler http.handlers.fulfilment_token
@@ -45,7 +44,7 @@ type TokenHandler struct {
 	// end of the headers: 408 after it. Default 10s.
 	ReadTimeout caddy.Duration `json:"read_timeout,omitempty"`
 
-	app         *App
+	app         *fulfilment.App
 	logger      *zap.Logger
 	readTimeout time.Duration
 }
@@ -61,12 +60,15 @@ func (*TokenHandler) CaddyModule() caddy.ModuleInfo {
 // Provision finds the fulfilment app.
 func (h *TokenHandler) Provision(ctx caddy.Context) error {
 	h.logger = ctx.Logger()
-	if err := checkReadTimeout(h.ReadTimeout); err != nil {
+	if err := fulfilhttp.CheckReadTimeout(h.ReadTimeout); err != nil {
 		return err
 	}
-	h.readTimeout = bodyReadTimeout(h.ReadTimeout, defaultBodyReadTimeout)
+	h.readTimeout = fulfilhttp.BodyReadTimeout(h.ReadTimeout, fulfilhttp.DefaultBodyReadTimeout)
+	if err := fulfilhttp.RegisterMetrics(ctx.GetMetricsRegistry()); err != nil {
+		return err
+	}
 	var err error
-	h.app, err = fulfilmentApp(ctx)
+	h.app, err = fulfilment.FromContext(ctx)
 	return err
 }
 
@@ -87,17 +89,17 @@ type oauthError struct {
 // (RFC 6749 §5.1: Cache-Control: no-store and Pragma: no-cache).
 func writeTokenJSON(w http.ResponseWriter, status int, v any) {
 	w.Header().Set("Pragma", "no-cache")
-	writeJSON(w, status, "application/json", v)
+	fulfilhttp.WriteJSON(w, status, "application/json", v)
 }
 
 func writeOAuthError(w http.ResponseWriter, status int, code, desc string) {
-	gwMetrics().tokenAnswer(status, code, false)
+	fulfilhttp.Metrics().TokenAnswer(status, code, false)
 	writeTokenJSON(w, status, oauthError{Error: code, Description: desc})
 }
 
 // ServeHTTP implements caddyhttp.MiddlewareHandler.
 func (h *TokenHandler) ServeHTTP(w http.ResponseWriter, r *http.Request, _ caddyhttp.Handler) error {
-	svc := h.app.tokenService()
+	svc := h.app.TokenService()
 	if svc == nil {
 		writeOAuthError(w, http.StatusServiceUnavailable, "temporarily_unavailable", "the gateway is starting or stopping")
 		return nil
@@ -113,12 +115,12 @@ func (h *TokenHandler) ServeHTTP(w http.ResponseWriter, r *http.Request, _ caddy
 		writeOAuthError(w, http.StatusBadRequest, "invalid_request", "send at most one Authorization header")
 		return nil
 	}
-	body, err := readBody(w, r, tokens.MaxTokenRequestBody, h.readTimeout, h.logger)
+	body, err := fulfilhttp.ReadBody(w, r, tokens.MaxTokenRequestBody, h.readTimeout, h.logger)
 	switch {
-	case errors.Is(err, errBodyTooLarge):
+	case errors.Is(err, fulfilhttp.ErrBodyTooLarge):
 		writeOAuthError(w, http.StatusRequestEntityTooLarge, "invalid_request", "the request body is larger than 8 KiB")
 		return nil
-	case errors.Is(err, errBodyTimeout):
+	case errors.Is(err, fulfilhttp.ErrBodyTimeout):
 		writeOAuthError(w, http.StatusRequestTimeout, "invalid_request", "the request body did not arrive in time")
 		return nil
 	case err != nil:
@@ -151,12 +153,12 @@ func (h *TokenHandler) ServeHTTP(w http.ResponseWriter, r *http.Request, _ caddy
 		writeOAuthError(w, http.StatusInternalServerError, "server_error", "the token could not be issued")
 		return nil
 	}
-	caddyhttp.SetVar(r.Context(), clientIDVar, client.ID)
-	caddyhttp.SetVar(r.Context(), partnerIDVar, client.PartnerID)
+	caddyhttp.SetVar(r.Context(), fulfilhttp.ClientIDVar, client.ID)
+	caddyhttp.SetVar(r.Context(), fulfilhttp.PartnerIDVar, client.PartnerID)
 	if ce := h.logger.Check(zapcore.DebugLevel, "token issued"); ce != nil {
 		ce.Write(zap.String("client_id", client.ID), zap.String("partner_id", client.PartnerID), zap.Bool("reused", tok.Reused))
 	}
-	gwMetrics().tokenAnswer(http.StatusOK, "", tok.Reused)
+	fulfilhttp.Metrics().TokenAnswer(http.StatusOK, "", tok.Reused)
 	writeTokenJSON(w, http.StatusOK, tokenResponse{AccessToken: tok.AccessToken, TokenType: "Bearer", ExpiresIn: tok.ExpiresIn})
 	return nil
 }
@@ -167,7 +169,7 @@ func (h *TokenHandler) ServeHTTP(w http.ResponseWriter, r *http.Request, _ caddy
 // limit. The 429 body is the same invalid_client error: the attempt failed,
 // and RFC 6749 §5.2 has no code of its own for "too many".
 func (h *TokenHandler) refuseClient(w http.ResponseWriter, r *http.Request, th *tokens.Throttle, clientID string, basic bool) {
-	addr := clientAddr(r)
+	addr := fulfilhttp.ClientAddr(r)
 	if wait := th.Failed(clientID, addr); wait > 0 {
 		h.logFailure("token request throttled", clientID, addr)
 		w.Header().Set("Retry-After", strconv.Itoa(tokens.RetryAfterSeconds(wait)))
@@ -188,50 +190,6 @@ func (h *TokenHandler) logFailure(msg, clientID, addr string) {
 	if ce := h.logger.Check(zapcore.InfoLevel, msg); ce != nil {
 		ce.Write(zap.String("client_id", clientID), zap.String("remote_ip", addr))
 	}
-}
-
-// clientAddr is Caddy's client IP for r (which honours trusted_proxies), or
-// the connection's address.
-func clientAddr(r *http.Request) string {
-	if ip, ok := caddyhttp.GetVar(r.Context(), caddyhttp.ClientIPVarKey).(string); ok && ip != "" {
-		return ip
-	}
-	host, _, err := net.SplitHostPort(r.RemoteAddr)
-	if err != nil {
-		return r.RemoteAddr
-	}
-	return host
-}
-
-// parseTokenHandler parses the directive:
-//
-//	fulfilment_token [<matcher>] {
-//		read_timeout <duration>   # wait for the request body; default 10s
-//	}
-func parseTokenHandler(h httpcaddyfile.Helper) (caddyhttp.MiddlewareHandler, error) {
-	th := new(TokenHandler)
-	return th, th.UnmarshalCaddyfile(h.Dispenser)
-}
-
-// UnmarshalCaddyfile parses `fulfilment_token` (syntax above). Token
-// settings and partners are configured in the fulfilment global option.
-func (h *TokenHandler) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
-	d.Next()
-	if d.NextArg() {
-		return d.ArgErr()
-	}
-	for d.NextBlock(0) {
-		switch d.Val() {
-		case "read_timeout":
-			var err error
-			if h.ReadTimeout, err = parseReadTimeout(d, h.ReadTimeout); err != nil {
-				return err
-			}
-		default:
-			return d.Errf("unknown fulfilment_token option %q (tokens are configured in the fulfilment global option)", d.Val())
-		}
-	}
-	return nil
 }
 
 // Interface guards

@@ -1,4 +1,4 @@
-package caddymodule
+package tokenauth
 
 import (
 	"context"
@@ -6,16 +6,21 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net/http"
 	"net/http/httptest"
 	"net/url"
 	"strconv"
 	"strings"
 	"testing"
 
+	"github.com/caddyserver/caddy/v2"
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
 	"go.uber.org/zap/zaptest/observer"
+
+	"github.com/fulfilgate/fulfilgate/internal/fulfilmenttest"
+	"github.com/fulfilgate/fulfilgate/modules/fulfilment"
 )
 
 // tokenClient drives a TokenHandler with real requests and a log observer.
@@ -25,7 +30,7 @@ type tokenClient struct {
 	logs *observer.ObservedLogs
 }
 
-func newTokenClient(t testing.TB, a *App) tokenClient {
+func newTokenClient(t testing.TB, a *fulfilment.App) tokenClient {
 	core, logs := observer.New(zapcore.DebugLevel)
 	return tokenClient{t, &TokenHandler{app: a, logger: zap.New(core)}, logs}
 }
@@ -108,7 +113,7 @@ func TestTokenEndpointBothForms(t *testing.T) {
 	if g.AccessToken == basic.AccessToken {
 		t.Fatal("two partners share a token")
 	}
-	id, err := a.tokenService().Verify(g.AccessToken)
+	id, err := a.TokenService().Verify(g.AccessToken)
 	if err != nil || id.PartnerID != "partner-globex" {
 		t.Fatalf("globex token: %+v %v", id, err)
 	}
@@ -164,7 +169,7 @@ func wantThrottled(t testing.TB, w *httptest.ResponseRecorder) {
 
 func TestTokenEndpointThrottlesFailuresPerClientID(t *testing.T) {
 	cfg := testTokensConfig()
-	cfg.Throttle = &ThrottleConfig{ClientFailures: 3, AddressFailures: 100}
+	cfg.Throttle = &fulfilment.ThrottleConfig{ClientFailures: 3, AddressFailures: 100}
 	a := startTokensApp(t, cfg)
 	c := newTokenClient(t, a)
 	for i := range 3 {
@@ -179,7 +184,7 @@ func TestTokenEndpointThrottlesFailuresPerClientID(t *testing.T) {
 // gets its token while wrong ones answer 429.
 func TestTokenEndpointRightSecretPassesTheClientThrottle(t *testing.T) {
 	cfg := testTokensConfig()
-	cfg.Throttle = &ThrottleConfig{ClientFailures: 3, AddressFailures: 100}
+	cfg.Throttle = &fulfilment.ThrottleConfig{ClientFailures: 3, AddressFailures: 100}
 	a := startTokensApp(t, cfg)
 	c := newTokenClient(t, a)
 	for i := range 4 {
@@ -194,7 +199,7 @@ func TestTokenEndpointRightSecretPassesTheClientThrottle(t *testing.T) {
 // that address is throttled for guessing client ids.
 func TestTokenEndpointRightSecretPassesTheAddressThrottle(t *testing.T) {
 	cfg := testTokensConfig()
-	cfg.Throttle = &ThrottleConfig{ClientFailures: 100, AddressFailures: 5}
+	cfg.Throttle = &fulfilment.ThrottleConfig{ClientFailures: 100, AddressFailures: 5}
 	a := startTokensApp(t, cfg)
 	c := newTokenClient(t, a)
 	for i := range 5 {
@@ -208,7 +213,7 @@ func TestTokenEndpointRightSecretPassesTheAddressThrottle(t *testing.T) {
 // Addresses of one IPv6 /64 share one failure budget.
 func TestTokenEndpointThrottlesIPv6PerSlash64(t *testing.T) {
 	cfg := testTokensConfig()
-	cfg.Throttle = &ThrottleConfig{ClientFailures: 100, AddressFailures: 3}
+	cfg.Throttle = &fulfilment.ThrottleConfig{ClientFailures: 100, AddressFailures: 3}
 	a := startTokensApp(t, cfg)
 	c := newTokenClient(t, a)
 	for i := range 3 {
@@ -221,7 +226,7 @@ func TestTokenEndpointThrottlesIPv6PerSlash64(t *testing.T) {
 // Requests that are malformed (400) are answered as such and not counted.
 func TestTokenEndpointDoesNotCountMalformedRequests(t *testing.T) {
 	cfg := testTokensConfig()
-	cfg.Throttle = &ThrottleConfig{ClientFailures: 100, AddressFailures: 2}
+	cfg.Throttle = &fulfilment.ThrottleConfig{ClientFailures: 100, AddressFailures: 2}
 	a := startTokensApp(t, cfg)
 	c := newTokenClient(t, a)
 	for range 5 {
@@ -278,4 +283,33 @@ func TestTokenEndpointNotRunning(t *testing.T) {
 	}
 	c := newTokenClient(t, a)
 	wantOAuthError(t, c.send("POST", "10.0.0.1", nil, "Authorization", basicAuth(tAcmeID, tAcmeSecret)), 503, "temporarily_unavailable")
+}
+
+// A config whose app has no token service yet (provisioned, not started,
+// and no other config holds its data dir) answers 503 at the token
+// endpoint and the guard; neither panics nor passes the request on.
+func TestHandlersWithoutATokenServiceAnswer503(t *testing.T) {
+	ctx, cancel := caddy.NewContext(caddy.Context{Context: context.Background()})
+	t.Cleanup(cancel)
+	b := &fulfilment.App{DataDir: t.TempDir(), Tokens: testTokensConfig()}
+	t.Setenv("FULFILGATE_TEST_SIGNING_KEY", fulfilmenttest.SeedB64)
+	if err := b.Provision(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if b.TokenService() != nil {
+		t.Fatal("an app that never started has a token service")
+	}
+	th := &TokenHandler{app: b, logger: zap.NewNop()}
+	r := httptest.NewRequest(http.MethodPost, "/api/auth/token", strings.NewReader("grant_type=client_credentials"))
+	r.SetBasicAuth(tAcmeID, "whatever")
+	r.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	w := httptest.NewRecorder()
+	if err := th.ServeHTTP(w, r, nil); err != nil || w.Code != http.StatusServiceUnavailable {
+		t.Fatalf("token endpoint: %d %v %s, want 503", w.Code, err, w.Body)
+	}
+	ah, _ := newAuthHandler(t, b, &AuthHandler{})
+	w, seen := serveAuth(t, ah, "Authorization", "Bearer x.y.z")
+	if seen.called || w.Code != http.StatusServiceUnavailable {
+		t.Fatalf("guard: %d %s, want 503 and nothing passed on", w.Code, w.Body)
+	}
 }

@@ -1,4 +1,4 @@
-package caddymodule
+package versions
 
 import (
 	"context"
@@ -10,6 +10,8 @@ import (
 	"testing"
 
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
+
+	"github.com/fulfilgate/fulfilgate/modules/fulfilhttp"
 )
 
 // A request that did not pass the guard (no identity in its context, or an
@@ -25,11 +27,11 @@ func TestVersionHandlerRefusesWithoutTheGuardsIdentity(t *testing.T) {
 			return withVerifiedPartner(r, "")
 		},
 		"a string variable": func(r *http.Request) *http.Request {
-			return r.WithContext(context.WithValue(r.Context(), caddyhttp.VarsCtxKey, map[string]any{partnerIDVar: testPartner}))
+			return r.WithContext(context.WithValue(r.Context(), caddyhttp.VarsCtxKey, map[string]any{fulfilhttp.PartnerIDVar: testPartner}))
 		},
 		"an identity without its guard": func(r *http.Request) *http.Request {
 			return r.WithContext(context.WithValue(r.Context(), caddyhttp.VarsCtxKey,
-				map[string]any{partnerIDVar: verifiedPartner{id: testPartner}}))
+				map[string]any{fulfilhttp.PartnerIDVar: (*fulfilhttp.IdentityHeaders)(nil).Verified(testPartner)}))
 		},
 	} {
 		req := httptest.NewRequest(http.MethodGet, "/api/fulfilment/v4/products", nil)
@@ -38,13 +40,13 @@ func TestVersionHandlerRefusesWithoutTheGuardsIdentity(t *testing.T) {
 		if s.called {
 			t.Errorf("%s: the request was passed on", name)
 		}
-		var p problem
+		var p fulfilhttp.Problem
 		if rec.Code != http.StatusInternalServerError || rec.Header().Get("Content-Type") != "application/problem+json" ||
 			json.Unmarshal(rec.Body.Bytes(), &p) != nil {
 			t.Errorf("%s: %d %q %s, want 500 problem+json", name, rec.Code, rec.Header().Get("Content-Type"), rec.Body)
 			continue
 		}
-		if p.Type != problemTypeBase+"misconfigured" || !strings.Contains(p.Detail, "fulfilment_auth") || strings.Contains(p.Detail, ".go") {
+		if p.Type != fulfilhttp.ProblemTypeBase+"misconfigured" || !strings.Contains(p.Detail, "fulfilment_auth") || strings.Contains(p.Detail, ".go") {
 			t.Errorf("%s: problem %+v, want type misconfigured naming fulfilment_auth, no stack", name, p)
 		}
 	}
@@ -62,11 +64,12 @@ func TestVersionHandlerForwardsTheGuardsIdentity(t *testing.T) {
 		t.Errorf("next saw X-Partner-Id %q (called %v), want [%s]", s.header["X-Partner-Id"], s.called, testPartner)
 	}
 
-	tenant := &AuthHandler{IdentityHeader: "X-Tenant"}
-	tenant.setup()
+	// The header names fulfilment_auth { identity_header X-Tenant } gives
+	// the identities it verifies.
+	tenant := &fulfilhttp.IdentityHeaders{Identity: "X-Tenant", Protected: []string{"X-Tenant", "X-Request-Id"}}
 	req = httptest.NewRequest(http.MethodGet, "/api/fulfilment/v4/products", nil)
 	req = req.WithContext(context.WithValue(req.Context(), caddyhttp.VarsCtxKey,
-		map[string]any{partnerIDVar: verifiedPartner{id: testPartner, guard: tenant}}))
+		map[string]any{fulfilhttp.PartnerIDVar: tenant.Verified(testPartner)}))
 	_, s = serveVersionRequest(t, h, req)
 	if !reflect.DeepEqual(s.header["X-Tenant"], []string{testPartner}) {
 		t.Errorf("a guard with identity_header X-Tenant: next saw X-Tenant %q, want [%s]", s.header["X-Tenant"], testPartner)

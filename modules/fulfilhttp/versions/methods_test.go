@@ -1,10 +1,12 @@
-package caddymodule
+package versions
 
 import (
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
 	"testing"
+
+	"github.com/fulfilgate/fulfilgate/modules/fulfilhttp"
 )
 
 // A method the version does not serve answers 405 problem+json with Allow
@@ -39,9 +41,9 @@ func TestVersionHandlerRefusesMethodsItDoesNotServe(t *testing.T) {
 			}
 			continue
 		}
-		var p problem
+		var p fulfilhttp.Problem
 		if s.called || rec.Code != http.StatusMethodNotAllowed || json.Unmarshal(rec.Body.Bytes(), &p) != nil ||
-			p.Type != problemTypeBase+"method-not-allowed" || rec.Header().Get("Content-Type") != "application/problem+json" {
+			p.Type != fulfilhttp.ProblemTypeBase+"method-not-allowed" || rec.Header().Get("Content-Type") != "application/problem+json" {
 			t.Errorf("%s %s: %d %s (passed on: %v), want 405 problem+json method-not-allowed", tc.method, tc.target, rec.Code, rec.Body, s.called)
 		}
 		if got := rec.Header().Get("Allow"); got != tc.allow {

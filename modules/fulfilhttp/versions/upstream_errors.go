@@ -1,4 +1,4 @@
-package caddymodule
+package versions
 
 import (
 	"errors"
@@ -8,6 +8,8 @@ import (
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
+
+	"github.com/fulfilgate/fulfilgate/modules/fulfilhttp"
 )
 
 // The resource interface answers errors as problem+json (decisions §2),
@@ -102,7 +104,7 @@ func (pw *problemResponseWriter) WriteHeader(status int) {
 		h[name] = v
 	}
 	status, kind, detail := upstreamProblem(status)
-	writeProblem(pw.ResponseWriter, status, kind, detail)
+	fulfilhttp.WriteProblem(pw.ResponseWriter, status, kind, detail)
 }
 
 func (pw *problemResponseWriter) Write(b []byte) (int, error) {
@@ -136,18 +138,18 @@ func serveAsProblems(w http.ResponseWriter, r *http.Request, next caddyhttp.Hand
 	err := next.ServeHTTP(pw, r)
 	if err == nil || pw.wroteHeader {
 		if pw.failed {
-			gwMetrics().wmsError(true)
+			fulfilhttp.Metrics().WMSError(true)
 		}
 		return err
 	}
-	gwMetrics().wmsError(false)
+	fulfilhttp.Metrics().WMSError(false)
 	status := http.StatusBadGateway
 	var he caddyhttp.HandlerError
 	if errors.As(err, &he) && he.StatusCode >= 400 {
 		status = he.StatusCode
 	}
 	if ce := logger.Check(zapcore.ErrorLevel, "upstream request failed"); ce != nil {
-		ce.Write(zap.Int("status", status), zap.Error(err), requestIDField(r))
+		ce.Write(zap.Int("status", status), zap.Error(err), fulfilhttp.RequestIDField(r))
 	}
 	pw.WriteHeader(status)
 	return nil

@@ -1,4 +1,4 @@
-package caddymodule
+package versions
 
 import (
 	"encoding/json"
@@ -11,6 +11,8 @@ import (
 
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
 	"go.uber.org/zap"
+
+	"github.com/fulfilgate/fulfilgate/modules/fulfilhttp"
 )
 
 // wmsAnswer is a next handler that answers like the legacy WMS, writing its
@@ -64,9 +66,9 @@ func TestUpstreamErrorsBecomeProblems(t *testing.T) {
 			}
 			res := rec.Result()
 			body, _ := io.ReadAll(res.Body)
-			var p problem
+			var p fulfilhttp.Problem
 			if res.StatusCode != tt.wantStatus || res.Header.Get("Content-Type") != "application/problem+json" ||
-				json.Unmarshal(body, &p) != nil || p.Status != tt.wantStatus || p.Type != problemTypeBase+tt.wantType {
+				json.Unmarshal(body, &p) != nil || p.Status != tt.wantStatus || p.Type != fulfilhttp.ProblemTypeBase+tt.wantType {
 				t.Fatalf("got %d %q %s", res.StatusCode, res.Header.Get("Content-Type"), body)
 			}
 			if strings.Contains(string(body), "WMS-") || strings.Contains(string(body), "ITEMS") || res.Header.Get("Server") != "Caddy" {

@@ -1,4 +1,4 @@
-package caddymodule
+package versions
 
 import (
 	"errors"
@@ -12,6 +12,8 @@ import (
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
 
+	"github.com/fulfilgate/fulfilgate/modules/fulfilhttp"
+	"github.com/fulfilgate/fulfilgate/modules/fulfilment"
 	"github.com/fulfilgate/fulfilgate/versioning"
 )
 
@@ -167,7 +169,10 @@ func (h *VersionHandler) Provision(ctx caddy.Context) error {
 		return err
 	}
 	h.table = t
-	_, err = fulfilmentApp(ctx)
+	if err := fulfilhttp.RegisterMetrics(ctx.GetMetricsRegistry()); err != nil {
+		return err
+	}
+	_, err = fulfilment.FromContext(ctx)
 	return err
 }
 
@@ -236,13 +241,13 @@ func checkVersionUpstream(addr string) error {
 
 // ServeHTTP maps the request onto the upstream path and calls next.
 func (h *VersionHandler) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyhttp.Handler) error {
-	id, ok := verifiedFromRequest(r)
+	id, ok := fulfilhttp.VerifiedFromRequest(r)
 	if !ok {
 		h.refuseUnverified(w)
 		return nil
 	}
 	if r.URL.Opaque != "" {
-		writeProblem(w, http.StatusBadRequest, "invalid-path", "the request target must be an absolute path")
+		fulfilhttp.WriteProblem(w, http.StatusBadRequest, "invalid-path", "the request target must be an absolute path")
 		return nil
 	}
 	m, err := h.table.Map(r.URL.EscapedPath())
@@ -251,7 +256,7 @@ func (h *VersionHandler) ServeHTTP(w http.ResponseWriter, r *http.Request, next 
 		return nil
 	}
 	v := m.Version
-	gwMetrics().request(v.Name, r)
+	fulfilhttp.Metrics().Request(v.Name, r)
 	if repl, ok := r.Context().Value(caddy.ReplacerCtxKey).(*caddy.Replacer); ok {
 		repl.Set("fulfilment.version", v.Name)
 		repl.Set("fulfilment.resource", m.Resource)
@@ -271,16 +276,16 @@ func (h *VersionHandler) ServeHTTP(w http.ResponseWriter, r *http.Request, next 
 	}
 	if !v.Allows(r.Method) {
 		w.Header().Set("Allow", v.AllowHeader())
-		writeProblem(w, http.StatusMethodNotAllowed, "method-not-allowed",
+		fulfilhttp.WriteProblem(w, http.StatusMethodNotAllowed, "method-not-allowed",
 			"this method is not served here; the Allow header lists the methods that are")
 		return nil
 	}
 	if ce := h.logger.Check(zapcore.DebugLevel, "fulfilment path mapped"); ce != nil {
 		ce.Write(zap.String("version", v.Name), zap.String("resource", m.Resource),
-			zap.String("upstream_path", m.RawPath), requestIDField(r))
+			zap.String("upstream_path", m.RawPath), fulfilhttp.RequestIDField(r))
 	}
 	r.URL.Path, r.URL.RawPath = m.Path, m.RawPath
-	id.guard.forwardIdentity(r.Header, id.id)
+	id.Forward(r.Header)
 	return serveAsProblems(w, r, next, h.logger)
 }
 
@@ -291,7 +296,7 @@ func (h *VersionHandler) refuseUnverified(w http.ResponseWriter) {
 	if ce := h.logger.Check(zapcore.ErrorLevel, "request refused: fulfilment_version ran without fulfilment_auth before it; put the guard before it in the same route"); ce != nil {
 		ce.Write()
 	}
-	writeProblem(w, http.StatusInternalServerError, "misconfigured",
+	fulfilhttp.WriteProblem(w, http.StatusInternalServerError, "misconfigured",
 		"the gateway is misconfigured: fulfilment_version ran without a verified identity from fulfilment_auth, so the request was not forwarded")
 }
 
@@ -301,8 +306,8 @@ func (h *VersionHandler) refuse(w http.ResponseWriter, r *http.Request, err erro
 	var pe *versioning.PathError
 	switch {
 	case errors.As(err, &uv):
-		writeProblemBody(w, problem{
-			Type:     problemTypeBase + "unknown-version",
+		fulfilhttp.WriteProblemBody(w, fulfilhttp.Problem{
+			Type:     fulfilhttp.ProblemTypeBase + "unknown-version",
 			Title:    http.StatusText(http.StatusNotFound),
 			Status:   http.StatusNotFound,
 			Detail:   "this version is not served; versions served: " + strings.Join(uv.Served, ", "),
@@ -310,11 +315,11 @@ func (h *VersionHandler) refuse(w http.ResponseWriter, r *http.Request, err erro
 		})
 	case errors.As(err, &pe):
 		if ce := h.logger.Check(zapcore.InfoLevel, "unsafe request path refused"); ce != nil {
-			ce.Write(zap.String("reason", pe.Reason), zap.String("remote_ip", clientAddr(r)), requestIDField(r))
+			ce.Write(zap.String("reason", pe.Reason), zap.String("remote_ip", fulfilhttp.ClientAddr(r)), fulfilhttp.RequestIDField(r))
 		}
-		writeProblem(w, http.StatusBadRequest, "invalid-path", pe.Reason)
+		fulfilhttp.WriteProblem(w, http.StatusBadRequest, "invalid-path", pe.Reason)
 	default:
-		writeProblem(w, http.StatusNotFound, "not-found", err.Error())
+		fulfilhttp.WriteProblem(w, http.StatusNotFound, "not-found", err.Error())
 	}
 }
 

@@ -1,4 +1,4 @@
-package caddymodule
+package versions
 
 import (
 	"context"
@@ -13,6 +13,9 @@ import (
 	"github.com/caddyserver/caddy/v2"
 	"github.com/caddyserver/caddy/v2/caddyconfig"
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
+
+	"github.com/fulfilgate/fulfilgate/modules/fulfilhttp"
+	"github.com/fulfilgate/fulfilgate/modules/fulfilment"
 )
 
 // demoVersionHandler is the demo Caddyfile's configuration.
@@ -40,7 +43,7 @@ func demoVersionHandler() *VersionHandler {
 // handlers' Provision gets one.
 func configContext(t *testing.T) caddy.Context {
 	t.Helper()
-	apps := caddy.ModuleMap{"fulfilment": caddyconfig.JSON(&App{DataDir: t.TempDir()}, nil)}
+	apps := caddy.ModuleMap{"fulfilment": caddyconfig.JSON(&fulfilment.App{DataDir: t.TempDir()}, nil)}
 	base, err := caddy.ProvisionContext(&caddy.Config{Admin: &caddy.AdminConfig{Disabled: true}, AppsRaw: apps})
 	if err != nil {
 		t.Fatal(err)
@@ -197,12 +200,12 @@ func TestVersionHandlerRefuses(t *testing.T) {
 			t.Errorf("%s: %d %q, want %d problem+json", tc.target, rec.Code, rec.Header().Get("Content-Type"), tc.status)
 			continue
 		}
-		var p problem
+		var p fulfilhttp.Problem
 		if err := json.Unmarshal(rec.Body.Bytes(), &p); err != nil {
 			t.Errorf("%s: body %q: %v", tc.target, rec.Body, err)
 			continue
 		}
-		if p.Status != tc.status || p.Type != problemTypeBase+tc.kind || p.Detail == "" {
+		if p.Status != tc.status || p.Type != fulfilhttp.ProblemTypeBase+tc.kind || p.Detail == "" {
 			t.Errorf("%s: problem %+v", tc.target, p)
 		}
 		if tc.kind == "unknown-version" {

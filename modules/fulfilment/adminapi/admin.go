@@ -1,4 +1,10 @@
-package caddymodule
+// Package adminapi is the gateway's admin API and the `caddy fulfilment`
+// command that drives it. The admin API lives under /fulfilment/ on Caddy's
+// admin endpoint. Each part (partners, webhooks, feeds) is its own admin.api
+// module with its own route; they share these helpers. The command runs in
+// another process than the server, so it never opens the data dir: it calls
+// the running server's admin API, as `caddy reload` does.
+package adminapi
 
 import (
 	"encoding/json"
@@ -6,29 +12,18 @@ import (
 	"net/http"
 
 	"github.com/caddyserver/caddy/v2"
+
+	"github.com/fulfilgate/fulfilgate/modules/fulfilment"
 )
 
-// The admin API of the gateway lives under /fulfilment/ on Caddy's admin
-// endpoint. Each part (partners, webhooks, feeds) is its own admin.api module
-// with its own route; they share these helpers.
-
-// runningApp returns the fulfilment app of the currently running config and
-// its shared state, or an API error (503) when none runs.
-func runningApp() (*App, *sharedState, error) {
-	ctx := caddy.ActiveContext()
-	if ctx.Context == nil {
-		return nil, nil, caddy.APIError{HTTPStatus: http.StatusServiceUnavailable, Err: fmt.Errorf("no config is running")}
-	}
-	v, err := ctx.AppIfConfigured("fulfilment")
+// runningApp returns the fulfilment app of the currently running config,
+// or an API error (503) when none runs.
+func runningApp() (*fulfilment.App, error) {
+	app, err := fulfilment.ActiveApp()
 	if err != nil {
-		return nil, nil, caddy.APIError{HTTPStatus: http.StatusServiceUnavailable, Err: fmt.Errorf("the fulfilment app is not configured")}
+		return nil, caddy.APIError{HTTPStatus: http.StatusServiceUnavailable, Err: err}
 	}
-	app := v.(*App)
-	st := app.current()
-	if st == nil {
-		return nil, nil, caddy.APIError{HTTPStatus: http.StatusServiceUnavailable, Err: fmt.Errorf("the fulfilment app is not running")}
-	}
-	return app, st, nil
+	return app, nil
 }
 
 // writeAdminJSON answers status with v as JSON.

@@ -1,4 +1,4 @@
-package caddymodule
+package adminapi
 
 import (
 	"fmt"
@@ -63,22 +63,18 @@ func serveAdminFeeds(w http.ResponseWriter, r *http.Request) error {
 		w.Header().Set("Allow", method)
 		return caddy.APIError{HTTPStatus: http.StatusMethodNotAllowed, Err: fmt.Errorf("method %s not allowed; use %s", r.Method, method)}
 	}
-	app, st, err := runningApp()
+	app, err := runningApp()
 	if err != nil {
 		return err
 	}
-	set, err := feedSetOf(st, app.logger.Named("feed"))
-	if err != nil {
-		return caddy.APIError{HTTPStatus: http.StatusServiceUnavailable, Err: err}
-	}
 	if name == "" {
 		out := []feed.Status{}
-		for _, f := range set.list() {
+		for _, f := range app.FeedReaders() {
 			out = append(out, f.Status())
 		}
 		return writeAdminJSON(w, http.StatusOK, map[string]any{"feeds": out})
 	}
-	f := set.get(name)
+	f := app.FeedReader(name)
 	if f == nil {
 		return caddy.APIError{HTTPStatus: http.StatusNotFound, Err: fmt.Errorf("no feed named %q", name)}
 	}

@@ -1,4 +1,4 @@
-package caddymodule
+package adminapi
 
 import (
 	"fmt"
@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/caddyserver/caddy/v2"
+
+	"github.com/fulfilgate/fulfilgate/modules/fulfilment"
 )
 
 func init() {
@@ -48,7 +50,7 @@ func (adminInstance) Routes() []caddy.AdminRoute {
 
 // instanceStatus is the answer of GET /fulfilment.
 type instanceStatus struct {
-	instanceInfo
+	fulfilment.InstanceInfo
 	Version  string   `json:"version"`
 	Running  bool     `json:"running"`
 	DataDir  string   `json:"data_dir,omitempty"`
@@ -65,11 +67,11 @@ func serveAdminInstance(w http.ResponseWriter, r *http.Request) error {
 		w.Header().Set("Allow", http.MethodGet)
 		return caddy.APIError{HTTPStatus: http.StatusMethodNotAllowed, Err: fmt.Errorf("method %s not allowed; use GET", r.Method)}
 	}
-	out := instanceStatus{instanceInfo: instance, Version: webhooksGatewayVersion(),
-		Warnings: currentPortWarnings(), Routes: adminRoutes}
+	out := instanceStatus{InstanceInfo: fulfilment.Instance(), Version: fulfilment.Version(),
+		Warnings: fulfilment.PortWarnings(), Routes: adminRoutes}
 	out.StartedAt = out.StartedAt.Truncate(time.Millisecond)
-	if app, _, err := runningApp(); err == nil {
-		out.Running, out.DataDir = true, app.dir
+	if app, err := runningApp(); err == nil {
+		out.Running, out.DataDir = true, app.Dir()
 	}
 	return writeAdminJSON(w, http.StatusOK, out)
 }

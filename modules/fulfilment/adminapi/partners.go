@@ -1,4 +1,4 @@
-package caddymodule
+package adminapi
 
 import (
 	"errors"
@@ -94,11 +94,11 @@ func partnersMethod(w http.ResponseWriter, r *http.Request, method string) error
 }
 
 func adminTokenService() (*tokens.Service, error) {
-	app, _, err := runningApp()
+	app, err := runningApp()
 	if err != nil {
 		return nil, err
 	}
-	svc := app.tokenService()
+	svc := app.TokenService()
 	if svc == nil {
 		return nil, partnersAdminErr(http.StatusServiceUnavailable, errors.New("the token service is not running"))
 	}

@@ -1,4 +1,4 @@
-package caddymodule
+package adminapi
 
 import (
 	"errors"
@@ -50,11 +50,11 @@ func adminDeletePartner(w http.ResponseWriter, svc *tokens.Service, id string) e
 
 // deletePartnerSubscriptions deletes every subscription of partner id.
 func deletePartnerSubscriptions(id string) (int, error) {
-	app, _, err := runningApp()
+	app, err := runningApp()
 	if err != nil {
 		return 0, err
 	}
-	wh := app.webhookService()
+	wh := app.WebhookService()
 	if wh == nil {
 		return 0, errors.New("the webhook service is not running")
 	}

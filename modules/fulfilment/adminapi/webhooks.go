@@ -1,4 +1,4 @@
-package caddymodule
+package adminapi
 
 import (
 	"errors"
@@ -77,11 +77,11 @@ func serveAdminWebhooks(w http.ResponseWriter, r *http.Request) error {
 	if err := whAdminMethod(w, r, method); err != nil {
 		return err
 	}
-	app, _, err := runningApp()
+	app, err := runningApp()
 	if err != nil {
 		return err
 	}
-	svc := app.webhookService()
+	svc := app.WebhookService()
 	if svc == nil {
 		return whAdminErr(http.StatusServiceUnavailable, "the webhook service is not running")
 	}

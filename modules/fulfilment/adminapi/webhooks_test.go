@@ -1,4 +1,4 @@
-package caddymodule
+package adminapi
 
 import (
 	"context"
@@ -12,12 +12,14 @@ import (
 	"time"
 
 	"github.com/caddyserver/caddy/v2"
+
+	"github.com/fulfilgate/fulfilgate/modules/fulfilment"
 	"github.com/fulfilgate/fulfilgate/webhooks"
 )
 
 // loadTestConfig runs a real Caddy config (admin endpoint disabled) holding
 // only the fulfilment app, so that runningApp finds it.
-func loadTestConfig(t *testing.T, webhooksJSON string) *App {
+func loadTestConfig(t *testing.T, webhooksJSON string) *fulfilment.App {
 	t.Helper()
 	cfg := fmt.Sprintf(`{"admin":{"disabled":true},"apps":{"fulfilment":{"data_dir":%q,"webhooks":%s}}}`,
 		t.TempDir(), webhooksJSON)
@@ -25,7 +27,7 @@ func loadTestConfig(t *testing.T, webhooksJSON string) *App {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = caddy.Stop() })
-	app, _, err := runningApp()
+	app, err := runningApp()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -52,7 +54,7 @@ func TestAdminWebhooksOperations(t *testing.T) {
 	// One attempt, then dead: the partner "ghost" has no webhook key, so
 	// every attempt fails without any network traffic.
 	app := loadTestConfig(t, `{"allow_http":true,"allow_networks":["127.0.0.0/8"],"max_attempts":1,"retry_period":"1m"}`)
-	svc := app.webhookService()
+	svc := app.WebhookService()
 	sub, _, err := svc.Subscriptions().Create(context.Background(), "ghost", "http://127.0.0.1:9/hook", webhooks.EventLabelStatus)
 	if err != nil {
 		t.Fatal(err)
