@@ -6,7 +6,6 @@ import (
 	"sync"
 	"sync/atomic"
 
-	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/fulfilgate/fulfilgate/tokens"
@@ -130,10 +129,11 @@ func (m *RequestMetrics) GuardRefusal(f tokens.Fault) {
 	}
 }
 
-// Request counts a request of version by the partner the guard found in r.
+// Request counts a request of version by the partner the guard verified
+// for r ("none" without one).
 func (m *RequestMetrics) Request(version string, r *http.Request) {
-	partner, _ := caddyhttp.GetVar(r.Context(), PartnerIDVar).(string)
-	if partner == "" {
+	partner, ok := PartnerFromRequest(r)
+	if !ok {
 		partner = "none"
 	}
 	k := versionPartner{version, partner}

@@ -13,13 +13,13 @@ import (
 	"github.com/fulfilgate/fulfilgate/tokens"
 )
 
-// requestOf returns a request whose Caddy vars name partner, as the guard
-// leaves them.
+// requestOf returns a request whose Caddy vars hold partner's verified
+// identity, as the guard leaves them (none if partner is empty).
 func requestOf(partner string) *http.Request {
 	r := httptest.NewRequest("GET", "/api/fulfilment/v4/shipments", nil)
 	vars := map[string]any{}
 	if partner != "" {
-		vars[PartnerIDVar] = partner
+		vars[PartnerIDVar] = testHeaders().Verified(partner)
 	}
 	return r.WithContext(context.WithValue(r.Context(), caddyhttp.VarsCtxKey, vars))
 }
@@ -92,5 +92,27 @@ func TestGatewayMetricsCountByLabel(t *testing.T) {
 		if val(child)-before != 1 {
 			t.Errorf("guard refusal %v: %s %s not counted", f, labels[0], labels[1])
 		}
+	}
+}
+
+// A request counts for the partner the guard verified, never for a string a
+// vars or map directive put in the same variable.
+func TestRequestMetricsCountOnlyTheVerifiedPartner(t *testing.T) {
+	m := Metrics()
+	val := func(c prometheus.Counter) float64 {
+		var out dto.Metric
+		if err := c.Write(&out); err != nil {
+			t.Fatal(err)
+		}
+		return out.GetCounter().GetValue()
+	}
+	spoofed := m.requests.WithLabelValues("v4", "partner-spoofed")
+	none := m.requests.WithLabelValues("v4", "none")
+	bs, bn := val(spoofed), val(none)
+	r := requestOf("")
+	caddyhttp.SetVar(r.Context(), PartnerIDVar, "partner-spoofed")
+	m.Request("v4", r)
+	if val(spoofed)-bs != 0 || val(none)-bn != 1 {
+		t.Fatalf("a plain string variable counted for %q %v times, none %v times; want 0 and 1", "partner-spoofed", val(spoofed)-bs, val(none)-bn)
 	}
 }
