@@ -13,7 +13,7 @@ import (
 type Partner struct {
 	ID string
 	// Consolidation tells a consolidation partner from a non-consolidation
-	// one (decisions §6: it changes which shipment events fire).
+	// one: it changes which shipment events fire.
 	Consolidation bool
 	// WebhookKey is the HMAC key of the partner's webhook signatures: the
 	// bytes of the key string handed to the partner. It is the effective
@@ -61,7 +61,7 @@ var (
 )
 
 // minWebhookKey is the shortest configured webhook key accepted, in bytes
-// (decisions §5: at least 32 bytes of entropy).
+// (a webhook key carries at least 32 bytes of entropy).
 const minWebhookKey = 32
 
 var idPattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`)

@@ -8,8 +8,8 @@ import (
 	"strings"
 )
 
-// MaxTokenRequestBody is the largest token request body accepted (decisions
-// §1: larger bodies answer 413).
+// MaxTokenRequestBody is the largest token request body accepted (8 KiB;
+// larger bodies answer 413).
 const MaxTokenRequestBody = 8 << 10
 
 // TokenRequest is a parsed client credentials token request.

@@ -17,7 +17,7 @@ import (
 )
 
 // SecretBytes is the number of random bytes in every generated client
-// secret and webhook key (decisions §1 and §6 ask for at least 32).
+// secret and webhook key (at least 32, so that none can be guessed).
 const SecretBytes = 32
 
 // NewSecret returns base64url (no padding) of SecretBytes random bytes

@@ -14,7 +14,8 @@ import (
 	"go.uber.org/zap"
 )
 
-// Limits of the configuration (decisions §1 and §2).
+// Limits of the configuration: a token lives 30 to 60 minutes, and at most
+// 60 s of leeway applies to its expiry.
 const (
 	MinLifetime     = 1800 * time.Second
 	MaxLifetime     = 3600 * time.Second

@@ -181,8 +181,8 @@ func TestAuthenticate(t *testing.T) {
 	}
 }
 
-// An unknown client id costs the same work as a wrong secret (decisions §1
-// Timing): the same hash computations and constant-time comparisons, in the
+// An unknown client id costs the same work as a wrong secret, so answers do
+// not reveal which client ids exist: the same hash computations and constant-time comparisons, in the
 // same order, counted by the hasher (no timing measured).
 func TestAuthenticateSameWork(t *testing.T) {
 	s, _, _ := newTestService(t, Config{Partners: demoPartners()})

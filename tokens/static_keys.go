@@ -7,8 +7,8 @@ import (
 	"github.com/dgraph-io/badger/v4"
 )
 
-// Webhook keys of static partners (decisions §5: one per partner, random,
-// at least 32 bytes of entropy, rotatable; a static partner may set it).
+// Webhook keys of static partners: one per partner, random, at least 32
+// bytes of entropy, rotatable; a static partner may set it.
 //
 // Precedence, for a partner given in the configuration:
 //

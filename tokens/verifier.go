@@ -11,7 +11,8 @@ import (
 	"github.com/golang-jwt/jwt/v5"
 )
 
-// Fault classifies a refused access token (decisions §2).
+// Fault classifies a refused access token: missing (401), invalid (401), or
+// expired (403, only for a genuine token that is otherwise valid).
 type Fault int
 
 const (

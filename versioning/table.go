@@ -1,6 +1,8 @@
 // Package versioning holds the version table of the fulfilment resource
 // interface and maps public request paths onto the upstream warehouse
-// system's paths (decisions §3). It knows nothing of Caddy.
+// system's paths: each version maps onto its upstream's path prefix, with
+// its own mapping for a resource whose upstream path differs. It knows
+// nothing of Caddy.
 //
 // Public forms served:
 //

@@ -20,8 +20,8 @@ const (
 	EventLabelStatus      = "label-status"
 )
 
-// payloadKinds gives the payload type and resource of each event name
-// (decisions §5).
+// payloadKinds gives the payload type and resource of each event name (the
+// payload of every webhook: {"type","resource","identifier"}).
 var payloadKinds = map[string]struct{ Type, Resource string }{
 	EventOutboundStatus:   {"outbound.status-changed", "outbound"},
 	EventShipmentCreated:  {"shipment.created", "shipment"},

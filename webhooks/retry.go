@@ -20,7 +20,9 @@ type RetryPolicy struct {
 	Period      time.Duration // default 24h, counted from the first attempt
 }
 
-// DefaultRetryPolicy is the policy of decisions §5.
+// DefaultRetryPolicy retries with exponential back-off and jitter from 1s,
+// capped at 16m so that the attempts spread over the whole period, and gives
+// up after 185 attempts or 24 hours after the first, whichever comes first.
 var DefaultRetryPolicy = RetryPolicy{
 	Base:        time.Second,
 	Cap:         16 * time.Minute,

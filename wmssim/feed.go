@@ -12,7 +12,8 @@ const (
 	maxFeedLimit     = 1000
 )
 
-// Change is one entry of the change feed (decisions §7). Every field is
+// Change is one entry of the change feed, in the default feed contract
+// (GET {feed}?after={cursor}&limit={n}). Every field is
 // always present; shipment is set for shipment and label changes, products
 // for adjustments. Outbound and Inbound are the simulator's additions naming
 // the parent of a shipment or receipt.

@@ -117,7 +117,7 @@ func sites(decompose bool) []target {
 			// without the guard).
 			target{name: "routed", server: "routed", path: "/api/fulfilment/v4/products?page=1"},
 			// A bare proxy behind Caddy's header directives that do to
-			// the headers what the guard does (decisions §2: the token
+			// the headers what the guard does (the token
 			// removed, the partner id and a request id sent upstream),
 			// without checking a token.
 			target{name: "headers", server: "headers", path: "/wms/items?page=1"},

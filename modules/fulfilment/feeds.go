@@ -14,8 +14,8 @@ import (
 	"github.com/fulfilgate/fulfilgate/webhooks/feed"
 )
 
-// FeedConfig is one upstream change feed of the fulfilment app (decisions
-// §7): the WMS's changes are read from URL (or pushed to a
+// FeedConfig is one upstream change feed of the fulfilment app: the WMS's
+// changes are read from URL (or pushed to a
 // fulfilment_ingest handler naming this feed) and turned into partner events.
 type FeedConfig struct {
 	// Name identifies the feed (its cursor and state in the data dir, the

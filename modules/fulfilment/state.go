@@ -31,7 +31,7 @@ type sharedState struct {
 	services map[string]any
 	order    []string // creation order; closed in reverse
 
-	cfgMu   sync.Mutex                  // one apply or restore at a time (state_in_force.go)
+	cfgMu   sync.Mutex                  // one apply or restore at a time (state_reload.go)
 	inForce map[string]*App             // part ("tokens", "webhooks", "feeds") → the config whose settings it runs with
 	apply   map[string]func(*App) error // part → puts a config's settings into it
 

@@ -13,7 +13,9 @@ import (
 	"github.com/fulfilgate/fulfilgate/webhooks"
 )
 
-// Defaults of WebhooksConfig (decisions §4 and §5).
+// Defaults of WebhooksConfig: the interface's limits of 185 attempts over
+// 24 hours, 10 s per attempt, dead deliveries kept 7 days, 100
+// subscriptions per partner.
 const (
 	defaultWebhookTimeout          = 10 * time.Second
 	defaultWebhookMaxAttempts      = 185

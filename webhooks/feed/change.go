@@ -1,5 +1,6 @@
 // Package feed reads the warehouse system's change feed and turns its changes
-// into partner events (decisions §7). A Reader polls the feed over HTTP; the
+// into partner events, with the partner's kind applied (which shipment
+// events fire depends on it). A Reader polls the feed over HTTP; the
 // same Processor also serves pushed changes. Events are queued durably through
 // a Publisher (webhooks.Service) in the Badger transaction that also records
 // which changes are done, so a change is never turned into events twice.
@@ -15,7 +16,7 @@ import (
 )
 
 // Change is one decoded upstream change. Fields are the canonical ones of
-// decisions §7; Mapping.Fields says which JSON names they are read from.
+// the default feed contract; Mapping.Fields says which JSON names they are read from.
 type Change struct {
 	ID       string
 	Partner  string

@@ -9,7 +9,8 @@ import (
 )
 
 // MappingConfig names the upstream feed's fields, kinds and changes. Every map
-// is keyed by the canonical name (decisions §7, the simulator's contract) and
+// is keyed by the canonical name (the default feed contract, which the
+// simulator serves) and
 // gives the name the upstream uses instead; a missing or empty entry keeps the
 // canonical name.
 type MappingConfig struct {

@@ -19,7 +19,7 @@ func mustMapping(t *testing.T, cfg *MappingConfig) *Mapping {
 	return m
 }
 
-// Every change kind of decisions §7, for both partner kinds.
+// Every change kind of the feed contract, for both partner kinds.
 func TestMapEveryChangeBothPartnerKinds(t *testing.T) {
 	m := mustMapping(t, nil)
 	base := Change{ID: "c1", Partner: "acme"}

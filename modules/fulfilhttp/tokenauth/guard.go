@@ -20,8 +20,8 @@ func init() {
 }
 
 // AuthHandler is the HTTP handler http.handlers.fulfilment_auth (Caddyfile
-// directive fulfilment_auth; syntax in auth_caddyfile.go): the Bearer guard
-// in front of the fulfilment resource interface (decisions §2).
+// directive fulfilment_auth; syntax in caddyfile.go): the Bearer guard
+// in front of the fulfilment resource interface.
 //
 // A request with a valid access token goes on with:
 //   - Authorization removed, and the identity header (and any header in

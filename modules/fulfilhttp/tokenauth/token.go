@@ -23,8 +23,9 @@ func init() {
 
 // TokenHandler is the HTTP handler http.handlers.fulfilment_token
 // (Caddyfile directive `fulfilment_token`, no arguments): the OAuth 2.0
-// client credentials token endpoint, POST /api/auth/token (decisions §1).
-// It answers every request itself and never calls the next handler.
+// client credentials token endpoint, POST /api/auth/token, with RFC 6749's
+// success and error bodies. It answers every request itself and never
+// calls the next handler.
 //
 //	200 {"access_token","token_type":"Bearer","expires_in"}, Cache-Control: no-store
 //	400 invalid_request (both client authentication forms, two Authorization

@@ -12,8 +12,8 @@ import (
 	"github.com/fulfilgate/fulfilgate/modules/fulfilhttp"
 )
 
-// The resource interface answers errors as problem+json (decisions §2),
-// whoever caused them. The version handler wraps the response so that an
+// Every error answer of the resource interface is problem+json (RFC 9457),
+// whoever caused it. The version handler wraps the response so that an
 // error answer of the warehouse system (status 400 and up), or a failed
 // proxy attempt, reaches the partner as a problem, never in the WMS's own
 // error format with its internal codes and messages. Successful answers

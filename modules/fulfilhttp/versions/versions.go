@@ -22,9 +22,10 @@ func init() {
 }
 
 // VersionHandler is the HTTP handler http.handlers.fulfilment_version
-// (Caddyfile directive fulfilment_version; syntax in version_caddyfile.go).
+// (Caddyfile directive fulfilment_version; syntax in caddyfile.go).
 // It maps a public path of the fulfilment resource interface onto the
-// upstream warehouse system's path (decisions §3) and calls the next handler,
+// upstream warehouse system's path, as the version table configures it for
+// each version, and calls the next handler,
 // normally reverse_proxy:
 //
 //	/api/fulfilment/{version}/{resource}[/rest]  ->  {upstream_prefix}/{mapped resource}[/rest]
