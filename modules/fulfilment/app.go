@@ -9,7 +9,6 @@
 package fulfilment
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"path/filepath"
@@ -143,10 +142,10 @@ func (a *App) Start() error {
 	if err != nil {
 		return err
 	}
-	st.startedOn(a)
 	fail := func(part string, err error) error {
-		st.restoreFrom(a) // the running config's settings, if this one's were applied
-		_ = releaseState(a.dir)
+		if rerr := a.release(st); rerr != nil {
+			a.logger.Error("releasing the data dir after a failed start", zap.Error(rerr))
+		}
 		return fmt.Errorf("%s: %w", part, err)
 	}
 	if err := a.startTokens(st); err != nil {
@@ -159,30 +158,50 @@ func (a *App) Start() error {
 		return fail("feeds", err)
 	}
 	a.state.Store(st)
-	if a.ctx.Context != nil {
-		// Caddy may discard a config whose apps all started (finishing its
-		// set-up failed) by cancelling its context without Stop: stop then
-		// (after a Stop, this one does nothing).
-		context.AfterFunc(a.ctx, func() { _ = a.Stop() })
-	}
 	a.logger.Info("fulfilment app started", zap.String("data_dir", a.dir), zap.String("instance", instance.ID),
 		zap.Int("pid", instance.PID), zap.String("host", instance.Host))
 	a.checkSharedPorts()
 	return nil
 }
 
-// Stop releases this config's hold on the data directory. The database and
-// the background workers close when the last config using them stops. If
-// this config never became the running one (another app of it failed to
-// start) while its settings were applied to the shared parts, the running
-// config's settings are put back first.
+// Stop releases this config's hold on the data directory (release).
 func (a *App) Stop() error {
 	st := a.state.Swap(nil)
 	if st == nil {
 		return nil
 	}
-	st.restoreFrom(a) // another app of this config failed to start
+	return a.release(st)
+}
+
+// Cleanup releases this config's hold on the data directory if Stop did
+// not: Caddy discards a config whose apps all started but whose set-up
+// failed afterwards by cancelling it, which calls Cleanup without Stop.
+func (a *App) Cleanup() error { return a.Stop() }
+
+// release gives up this config's hold on st, the state of its data
+// directory. The database and the background workers close when the last
+// config using them lets go.
+//
+// The parts of st run with the settings of the config that applied them
+// last. If that is this config and Caddy runs another one on the same data
+// directory, this config never became the running one (a later part of
+// its Start, or another app, failed, and Caddy keeps the running config):
+// the running config's settings are put back first. A config replaced by a
+// successful reload is in force nowhere, and at shutdown no config runs:
+// then nothing is put back.
+func (a *App) release(st *sharedState) error {
+	st.restoreFrom(a, activeApp(a.dir))
 	return releaseState(a.dir)
+}
+
+// activeApp returns the fulfilment app of the config Caddy runs, if it runs
+// on data directory dir; else nil.
+func activeApp(dir string) *App {
+	a, err := ActiveApp()
+	if err != nil || a.dir != dir {
+		return nil
+	}
+	return a
 }
 
 // current returns the shared state of this app's data dir, or nil when no
@@ -270,6 +289,7 @@ func ActiveApp() (*App, error) {
 
 // Interface guards
 var (
-	_ caddy.App         = (*App)(nil)
-	_ caddy.Provisioner = (*App)(nil)
+	_ caddy.App          = (*App)(nil)
+	_ caddy.Provisioner  = (*App)(nil)
+	_ caddy.CleanerUpper = (*App)(nil)
 )

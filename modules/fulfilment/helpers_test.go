@@ -2,6 +2,7 @@ package fulfilment
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
@@ -11,10 +12,12 @@ import (
 	"time"
 
 	"github.com/caddyserver/caddy/v2"
+	"github.com/caddyserver/caddy/v2/caddyconfig"
 	"github.com/dgraph-io/badger/v4"
 	"go.uber.org/zap"
 
 	"github.com/fulfilgate/fulfilgate/internal/datadir"
+	"github.com/fulfilgate/fulfilgate/tokens"
 )
 
 // Demo credentials of the unit tests (never used outside tests).
@@ -107,13 +110,10 @@ func openTestDB(t *testing.T) *badger.DB {
 	return db
 }
 
-// startPushApp starts a real fulfilment app with a push-only feed "push",
-// loopback webhooks and two static partners, cons (consolidation) and plain.
-func startPushApp(t *testing.T) *App {
-	t.Helper()
-	ctx, cancel := caddy.NewContext(caddy.Context{Context: context.Background()})
-	t.Cleanup(cancel)
-	a := &App{
+// pushApp is a fulfilment app with a push-only feed "push", loopback
+// webhooks and two static partners, cons (consolidation) and plain.
+func pushApp(t *testing.T) *App {
+	return &App{
 		DataDir:  t.TempDir(),
 		Webhooks: &WebhooksConfig{AllowHTTP: true, AllowNetworks: []AllowNetwork{{Networks: []string{"127.0.0.0/8"}}}},
 		Tokens: &TokensConfig{Partners: []PartnerConfig{
@@ -122,12 +122,60 @@ func startPushApp(t *testing.T) *App {
 		}},
 		Feeds: []*FeedConfig{{Name: "push"}},
 	}
-	if err := a.Provision(ctx); err != nil {
+}
+
+// runApp runs a as the fulfilment app of a real Caddy config (admin
+// endpoint disabled), which Caddy then takes as its running config, and
+// returns the running app. The config stops when the test ends.
+func runApp(t *testing.T, a *App) *App {
+	t.Helper()
+	t.Setenv("FULFILGATE_TEST_SIGNING_KEY", tSeedB64)
+	cfg, err := json.Marshal(caddy.Config{Admin: &caddy.AdminConfig{Disabled: true},
+		AppsRaw: caddy.ModuleMap{"fulfilment": caddyconfig.JSON(a, nil)}})
+	if err != nil {
 		t.Fatal(err)
 	}
-	if err := a.Start(); err != nil {
+	if err := caddy.Load(cfg, true); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { _ = a.Stop() })
-	return a
+	t.Cleanup(func() { _ = caddy.Stop() })
+	running, err := ActiveApp()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return running
+}
+
+// newConfigContext returns the context of a new config (not run by Caddy)
+// and its cancel, which calls the Cleanup of the modules loaded in it.
+func newConfigContext(t *testing.T) (caddy.Context, context.CancelFunc) {
+	t.Helper()
+	base, err := caddy.ProvisionContext(&caddy.Config{Admin: &caddy.AdminConfig{Disabled: true}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return caddy.NewContext(base)
+}
+
+// loadApp provisions a in ctx (from newConfigContext) as Caddy loads an
+// app, so that cancelling ctx calls its Cleanup, and returns the loaded
+// app; it is not started.
+func loadApp(t *testing.T, ctx caddy.Context, a *App) *App {
+	t.Helper()
+	t.Setenv("FULFILGATE_TEST_SIGNING_KEY", tSeedB64)
+	v, err := ctx.LoadModuleByID("fulfilment", caddyconfig.JSON(a, nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v.(*App)
+}
+
+// partner returns the partner with id from memory (static or dynamic);
+// false when there is none or the app is not running.
+func (a *App) partner(id string) (tokens.Partner, bool) {
+	svc := a.TokenService()
+	if svc == nil {
+		return tokens.Partner{}, false
+	}
+	return svc.Partner(id)
 }

@@ -12,6 +12,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/fulfilgate/fulfilgate/internal/datadir"
+	"github.com/fulfilgate/fulfilgate/tokens"
 )
 
 // statePool holds one sharedState per data directory, reference-counted
@@ -34,9 +35,6 @@ type sharedState struct {
 	cfgMu   sync.Mutex                  // one apply or restore at a time (state_reload.go)
 	inForce map[string]*App             // part ("tokens", "webhooks", "feeds") → the config whose settings it runs with
 	apply   map[string]func(*App) error // part → puts a config's settings into it
-
-	appsMu sync.Mutex // taken alone or inside cfgMu, never around it
-	apps   []*App     // configs started on this data directory, oldest first
 }
 
 // service returns the long-running service registered under name, creating
@@ -109,6 +107,20 @@ func acquireState(dir string, key []byte, logger *zap.Logger) (*sharedState, err
 		return nil, fmt.Errorf("encryption_key differs from the one the running configuration opened data dir %s with: the key of an open data dir cannot change; stop the gateway to change it", dir)
 	}
 	return st, nil
+}
+
+// tokenService returns the data directory's token service once it is
+// configured, else nil: a service opened but not yet configured by the
+// first config's Start is not handed out.
+func (s *sharedState) tokenService() *tokens.Service {
+	v, ok := s.existing("tokens")
+	if !ok {
+		return nil
+	}
+	if svc := v.(*tokens.Service); svc.Configured() {
+		return svc
+	}
+	return nil
 }
 
 // encryptionKeyID identifies an encryption key without holding it.

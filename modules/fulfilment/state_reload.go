@@ -1,8 +1,6 @@
 package fulfilment
 
 import (
-	"slices"
-
 	"go.uber.org/zap"
 )
 
@@ -12,38 +10,6 @@ import (
 // reload then fails (a later part of this app's Start, or another app,
 // fails), Caddy keeps the old config running, and the parts must run with
 // its settings again.
-
-// startedOn records that config a started on this data directory, and
-// forgets configs that are no longer running.
-func (s *sharedState) startedOn(a *App) {
-	s.appsMu.Lock()
-	defer s.appsMu.Unlock()
-	s.apps = slices.DeleteFunc(s.apps, func(x *App) bool { return x == a || x.state.Load() == nil })
-	s.apps = append(s.apps, a)
-}
-
-// newestRunning returns the newest config started on this data directory
-// that is running (has its state) and is not except, or nil.
-func (s *sharedState) newestRunning(except *App) *App {
-	s.appsMu.Lock()
-	defer s.appsMu.Unlock()
-	for i := len(s.apps) - 1; i >= 0; i-- {
-		if x := s.apps[i]; x != except && x.state.Load() != nil {
-			return x
-		}
-	}
-	return nil
-}
-
-// newest returns the newest config started on this data directory, or nil.
-func (s *sharedState) newest() *App {
-	s.appsMu.Lock()
-	defer s.appsMu.Unlock()
-	if len(s.apps) == 0 {
-		return nil
-	}
-	return s.apps[len(s.apps)-1]
-}
 
 // applyFor puts a's settings into part with apply, and on success records
 // a as the config whose settings part runs with. restoreFrom calls apply
@@ -69,18 +35,17 @@ func (s *sharedState) applyFor(a *App, part string, apply func(*App) error) erro
 	return nil
 }
 
-// restoreFrom is called when config gone stops running or fails to start.
-// Every part that runs with gone's settings gets the newest running
-// config's settings back: gone was the new config of a reload that failed
-// (a later part of this app's Start, or another app, failed), so Caddy
-// keeps the previous config. A config replaced by a successful reload is
-// not the one in force anywhere, and at shutdown nothing else runs: then
-// nothing happens.
-func (s *sharedState) restoreFrom(gone *App) {
+// restoreFrom is called when config gone lets go of the data directory;
+// to is the config Caddy runs on it (nil: none). Every part that runs with
+// gone's settings gets to's settings back: gone was the new config of a
+// reload that failed (a later part of its Start, or another app, failed),
+// and Caddy keeps running to. A config replaced by a successful reload is
+// not the one in force anywhere, and at shutdown nothing runs: then nothing
+// happens.
+func (s *sharedState) restoreFrom(gone, to *App) {
 	s.cfgMu.Lock()
 	defer s.cfgMu.Unlock()
-	to := s.newestRunning(gone)
-	if to == nil {
+	if to == nil || to == gone {
 		return
 	}
 	for part, a := range s.inForce {

@@ -1,13 +1,11 @@
 package fulfilment
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/caddyserver/caddy/v2"
 	"go.uber.org/zap"
@@ -47,7 +45,6 @@ func TestInForceRestoredWhenAReloadFails(t *testing.T) {
 		return a
 	}
 	apply := func(a *App) error {
-		st.startedOn(a)
 		return st.applyFor(a, "part", func(to *App) error { return p.set(names[to]) })
 	}
 
@@ -64,7 +61,7 @@ func TestInForceRestoredWhenAReloadFails(t *testing.T) {
 	if p.get() != "failed" {
 		t.Fatal("settings not applied")
 	}
-	st.restoreFrom(failed) // its reload failed: it never got a state
+	st.restoreFrom(failed, old) // its reload failed: Caddy runs old
 	if p.get() != "old" || st.inForce["part"] != old {
 		t.Fatalf("after the failed reload the part runs %q's settings", p.get())
 	}
@@ -75,12 +72,12 @@ func TestInForceRestoredWhenAReloadFails(t *testing.T) {
 	}
 	next.state.Store(st)
 	old.state.Store(nil)
-	st.restoreFrom(old) // replaced by a successful reload
+	st.restoreFrom(old, next) // replaced by a successful reload
 	if p.get() != "next" {
 		t.Fatalf("stopping the replaced config put back %q's settings", p.get())
 	}
 	next.state.Store(nil)
-	st.restoreFrom(next) // shutting down: nothing else runs
+	st.restoreFrom(next, nil) // shutting down: nothing runs
 	if p.get() != "next" {
 		t.Fatalf("shutting down put back %q's settings", p.get())
 	}
@@ -93,12 +90,10 @@ func TestInForceRestoredWhenApplyFails(t *testing.T) {
 	p := &part{}
 	old := &App{logger: zap.NewNop()}
 	old.state.Store(st)
-	st.startedOn(old)
 	if err := st.applyFor(old, "part", func(*App) error { return p.set("old") }); err != nil {
 		t.Fatal(err)
 	}
 	bad := &App{logger: zap.NewNop()}
-	st.startedOn(bad)
 	err := st.applyFor(bad, "part", func(to *App) error {
 		switch to {
 		case bad:
@@ -151,15 +146,12 @@ func TestFailedReloadKeepsTokenSettings(t *testing.T) {
 // to start (Caddy then keeps the running config) puts the running config's
 // partners back as it stops.
 func TestStopOfAConfigThatNeverRanRestoresTokens(t *testing.T) {
-	running := startTokensApp(t, testTokensConfig())
+	running := runApp(t, &App{DataDir: t.TempDir(), Tokens: testTokensConfig()})
 	cfg := testTokensConfig()
 	cfg.Partners = cfg.Partners[:1] // globex is gone in the new config
-	ctx, cancel := caddy.NewContext(caddy.Context{Context: context.Background()})
+	ctx, cancel := newConfigContext(t)
 	t.Cleanup(cancel)
-	next := &App{DataDir: running.DataDir, Tokens: cfg}
-	if err := next.Provision(ctx); err != nil {
-		t.Fatal(err)
-	}
+	next := loadApp(t, ctx, &App{DataDir: running.DataDir, Tokens: cfg})
 	if err := next.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -177,7 +169,7 @@ func TestStopOfAConfigThatNeverRanRestoresTokens(t *testing.T) {
 // The same for the feed readers: the stopped config's readers go, the
 // running config's come back.
 func TestStopOfAConfigThatNeverRanRestoresFeeds(t *testing.T) {
-	running := startPushApp(t) // a push-only feed "push"
+	running := runApp(t, pushApp(t)) // a push-only feed "push"
 	set, err := feedSetOf(running.current(), zap.NewNop())
 	if err != nil {
 		t.Fatal(err)
@@ -188,13 +180,10 @@ func TestStopOfAConfigThatNeverRanRestoresFeeds(t *testing.T) {
 		_, ok := set.feeds[name]
 		return ok
 	}
-	ctx, cancel := caddy.NewContext(caddy.Context{Context: context.Background()})
+	ctx, cancel := newConfigContext(t)
 	t.Cleanup(cancel)
-	next := &App{DataDir: running.DataDir, Webhooks: running.Webhooks, Tokens: running.Tokens,
-		Feeds: []*FeedConfig{{Name: "other"}}}
-	if err := next.Provision(ctx); err != nil {
-		t.Fatal(err)
-	}
+	next := loadApp(t, ctx, &App{DataDir: running.DataDir, Webhooks: running.Webhooks, Tokens: running.Tokens,
+		Feeds: []*FeedConfig{{Name: "other"}}})
 	if err := next.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -211,50 +200,32 @@ func TestStopOfAConfigThatNeverRanRestoresFeeds(t *testing.T) {
 
 // Caddy can also discard a started config by cancelling its context
 // without Stop (its set-up failed after the apps started): the running
-// config's partners come back then too.
+// config's partners come back then too, by the time the cancel returns.
 func TestCancelOfAConfigThatNeverRanRestoresTokens(t *testing.T) {
-	running := startTokensApp(t, testTokensConfig())
+	running := runApp(t, &App{DataDir: t.TempDir(), Tokens: testTokensConfig()})
 	cfg := testTokensConfig()
 	cfg.Partners = cfg.Partners[:1]
-	ctx, cancel := caddy.NewContext(caddy.Context{Context: context.Background()})
-	next := &App{DataDir: running.DataDir, Tokens: cfg}
-	if err := next.Provision(ctx); err != nil {
-		t.Fatal(err)
-	}
+	ctx, cancel := newConfigContext(t)
+	next := loadApp(t, ctx, &App{DataDir: running.DataDir, Tokens: cfg})
 	if err := next.Start(); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { _ = next.Stop() })
 	if _, ok := running.TokenService().Partner("partner-globex"); ok {
 		t.Fatal("the new config's partners were not applied")
 	}
-	cancel()
-	// The cancel stops it in the background (context.AfterFunc), which
-	// first marks it stopped and then puts the partners back: wait for
-	// both. (Waiting for the mark alone once read the partners too early.)
-	deadline := time.Now().Add(5 * time.Second)
-	for {
-		_, back := running.TokenService().Partner("partner-globex")
-		if back && next.state.Load() == nil {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("5 s after the cancel: the running config's partners put back %v, the discarded config stopped %v",
-				back, next.state.Load() == nil)
-		}
-		time.Sleep(5 * time.Millisecond)
+	cancel() // calls next.Cleanup
+	if _, back := running.TokenService().Partner("partner-globex"); !back || next.state.Load() != nil {
+		t.Fatalf("after the cancel: the running config's partners put back %v, the discarded config released the data dir %v; want both",
+			back, next.state.Load() == nil)
 	}
 
 	// A later reload that fails goes back to the running config, not to
 	// the discarded one.
-	ctx2, cancel2 := caddy.NewContext(caddy.Context{Context: context.Background()})
+	ctx2, cancel2 := newConfigContext(t)
 	t.Cleanup(cancel2)
 	cfg3 := testTokensConfig()
 	cfg3.Partners = cfg3.Partners[1:] // acme is gone in this one
-	failed := &App{DataDir: running.DataDir, Tokens: cfg3}
-	if err := failed.Provision(ctx2); err != nil {
-		t.Fatal(err)
-	}
+	failed := loadApp(t, ctx2, &App{DataDir: running.DataDir, Tokens: cfg3})
 	if err := failed.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -268,15 +239,11 @@ func TestCancelOfAConfigThatNeverRanRestoresTokens(t *testing.T) {
 		t.Fatalf("after the failed reload: acme %v, globex %v; want the running config's two partners", acme, globex)
 	}
 
-	// Once the running config stops too, the data directory closes (the
-	// discarded config's background stop may release its hold a moment
-	// later).
+	// Once the running config stops too, the data directory closes.
 	if err := running.Stop(); err != nil {
 		t.Fatal(err)
 	}
-	for deadline := time.Now().Add(5 * time.Second); pooledState(running.dir) != nil; time.Sleep(5 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatal("the data directory is still open 5 s after every config stopped")
-		}
+	if pooledState(running.dir) != nil {
+		t.Fatal("the data directory is still open after every config stopped")
 	}
 }

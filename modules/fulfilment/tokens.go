@@ -177,7 +177,7 @@ func (a *App) startTokens(st *sharedState) error {
 	return nil
 }
 
-// tokenService returns the data dir's running token service, or nil when
+// TokenService returns the data dir's running token service, or nil when
 // no loaded config has it open (handlers then answer 503). During a reload
 // this config's server may serve before this app's Start has set
 // a.Tokens.svc; the service the other config started is the same one.
@@ -196,18 +196,5 @@ func (a *App) TokenService() *tokens.Service {
 	// servers run before its own Start has configured it (Caddy starts
 	// the http app and this one in no set order) must answer 503, not
 	// use a half-built service.
-	if v, ok := st.existing("tokens"); ok && v.(*tokens.Service).Configured() {
-		return v.(*tokens.Service)
-	}
-	return nil
-}
-
-// partner returns the partner with id from memory (static or dynamic);
-// false when there is none or the app is not running.
-func (a *App) partner(id string) (tokens.Partner, bool) {
-	svc := a.TokenService()
-	if svc == nil {
-		return tokens.Partner{}, false
-	}
-	return svc.Partner(id)
+	return st.tokenService()
 }

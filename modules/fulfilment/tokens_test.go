@@ -104,7 +104,7 @@ func TestStaticPartnerGeneratedWebhookKey(t *testing.T) {
 	cfg := testTokensConfig()
 	cfg.Partners[1].WebhookKey = ""
 	a := startTokensApp(t, cfg)
-	k, err := a.webhookKeyOf("partner-globex")
+	k, err := webhookKeyOf(a.TokenService(), "partner-globex")
 	if err != nil || len(k) < 43 {
 		t.Fatalf("generated key: %q %v", k, err)
 	}
@@ -119,7 +119,7 @@ func TestStaticPartnerGeneratedWebhookKey(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer b.Stop()
-	if k2, err := b.webhookKeyOf("partner-globex"); err != nil || string(k2) != string(k) {
+	if k2, err := webhookKeyOf(b.TokenService(), "partner-globex"); err != nil || string(k2) != string(k) {
 		t.Fatalf("after reload: %q %v, want %q", k2, err, k)
 	}
 	if info, err := b.TokenService().PartnerInfo("partner-globex"); err != nil || info.WebhookKeySource != "generated" {

@@ -61,31 +61,29 @@ func TestWebhookRuntimeRevert(t *testing.T) {
 	t.Cleanup(func() { svc.Close() })
 	rt.svc = svc
 	apply := func(to *App) error { return rt.apply(to.Webhooks.settings(), zap.NewNop()) }
-	st.startedOn(old)
 	if err := st.applyFor(old, "webhooks", apply); err != nil {
 		t.Fatal(err)
 	}
 
 	failed := &App{Webhooks: cfgOf(2), logger: zap.NewNop()}
-	st.startedOn(failed) // its Start failed later: it never gets a state
 	if err := st.applyFor(failed, "webhooks", apply); err != nil {
 		t.Fatal(err)
 	}
 	if svc.RetryPolicy().MaxAttempts != 2 {
 		t.Fatal("settings not applied")
 	}
-	st.restoreFrom(old) // not the one in force: nothing happens
+	st.restoreFrom(old, failed) // replaced by a reload, not the one in force: nothing happens
 	if svc.RetryPolicy().MaxAttempts != 2 {
 		t.Fatal("unloading a replaced config changed the settings")
 	}
-	st.restoreFrom(failed)
+	st.restoreFrom(failed, old) // its reload failed: Caddy runs old
 	if svc.RetryPolicy().MaxAttempts != 50 || st.inForce["webhooks"] != old {
 		t.Fatalf("after the failed config's unload: max_attempts %d", svc.RetryPolicy().MaxAttempts)
 	}
 
 	old.state.Store(nil) // shutting down: nothing runs, nothing to restore
 	st.inForce["webhooks"] = failed
-	st.restoreFrom(failed)
+	st.restoreFrom(failed, nil)
 	if svc.RetryPolicy().MaxAttempts != 50 {
 		t.Fatal("a revert with nothing running changed the settings")
 	}

@@ -8,6 +8,7 @@ import (
 	"github.com/caddyserver/caddy/v2"
 	"go.uber.org/zap"
 
+	"github.com/fulfilgate/fulfilgate/tokens"
 	"github.com/fulfilgate/fulfilgate/webhooks"
 )
 
@@ -47,24 +48,15 @@ type webhookRuntime struct {
 // Close stops the dispatcher; called when the data directory closes.
 func (rt *webhookRuntime) Close() error { return rt.svc.Close() }
 
-// keyApp is the app whose partners resolve webhook keys: the newest fully
-// started one (so a config whose Start failed after this part, and that
-// Caddy therefore never ran, is skipped), else the newest.
-func (rt *webhookRuntime) keyApp() *App {
-	if a := rt.st.newestRunning(nil); a != nil {
-		return a
-	}
-	return rt.st.newest()
-}
-
 // webhookKey resolves a partner's current webhook key at every attempt (so a
-// rotated key applies to retries).
+// rotated key applies to retries), from the data directory's token service:
+// its partners are those of the config whose tokens settings are in force.
 func (rt *webhookRuntime) webhookKey(partnerID string) ([]byte, error) {
-	a := rt.keyApp()
-	if a == nil {
-		return nil, errors.New("no running config")
+	svc := rt.st.tokenService()
+	if svc == nil {
+		return nil, errors.New("the token service is not running")
 	}
-	return a.webhookKeyOf(partnerID)
+	return webhookKeyOf(svc, partnerID)
 }
 
 // startWebhooks gets the data directory's one webhook service, creating and
@@ -155,12 +147,12 @@ func (a *App) WebhookService() *webhooks.Service {
 	return v.(*webhookRuntime).svc
 }
 
-// webhookKeyOf returns the webhook key of partner id from the tokens
-// part's partners (static and dynamic). An unknown or disabled partner, or
-// one without a key, is an error: the attempt fails and is retried, so a
-// partner fixed within the retry period still gets its events.
-func (a *App) webhookKeyOf(id string) ([]byte, error) {
-	p, ok := a.partner(id)
+// webhookKeyOf returns the webhook key of partner id among svc's partners
+// (static and dynamic). An unknown or disabled partner, or one without a
+// key, is an error: the attempt fails and is retried, so a partner fixed
+// within the retry period still gets its events.
+func webhookKeyOf(svc *tokens.Service, id string) ([]byte, error) {
+	p, ok := svc.Partner(id)
 	switch {
 	case !ok:
 		return nil, fmt.Errorf("unknown partner %q", id)

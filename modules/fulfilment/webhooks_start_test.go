@@ -106,37 +106,46 @@ func TestWebhookKeyOf(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if k, err := app.webhookKeyOf("acme"); err != nil || string(k) != "a-webhook-key-of-enough-length-0123456789" {
+	if k, err := webhookKeyOf(app.TokenService(), "acme"); err != nil || string(k) != "a-webhook-key-of-enough-length-0123456789" {
 		t.Fatalf("acme: %q %v", k, err)
 	}
-	if _, err := app.webhookKeyOf("nobody"); err == nil {
+	if _, err := webhookKeyOf(app.TokenService(), "nobody"); err == nil {
 		t.Fatal("an unknown partner has a key")
 	}
 }
 
-// Keys come from the newest running config; a config that never finished
-// starting (its Start failed after the webhooks part) is skipped, and
-// stopped ones are forgotten at the next start.
-func TestWebhookRuntimeKeyApp(t *testing.T) {
-	st := &sharedState{}
-	running, failed, next := &App{}, &App{}, &App{}
-	running.state.Store(st)
-	rt := &webhookRuntime{st: st}
-	if rt.keyApp() != nil {
-		t.Fatal("key app without any config")
+// Webhook keys come from the data directory's token service, whose
+// partners are those of the config in force: the new config's once it
+// started, the running config's again when the new one's reload fails.
+// Without a token service no key resolves.
+func TestWebhookKeysComeFromTheTokensInForce(t *testing.T) {
+	if _, err := (&webhookRuntime{st: &sharedState{services: map[string]any{}}}).webhookKey("acme"); err == nil {
+		t.Fatal("a key resolved without a token service")
 	}
-	st.startedOn(running)
-	st.startedOn(failed) // never got its state: Start failed
-	if rt.keyApp() != running {
-		t.Fatal("a config that failed to start resolves keys")
+	key1 := "first-webhook-key-0123456789abcdef0123456789"
+	key2 := "second-webhook-key-0123456789abcdef012345678"
+	running := runApp(t, &App{DataDir: t.TempDir(), Tokens: &TokensConfig{Partners: []PartnerConfig{{ID: "acme", WebhookKey: key1}}}})
+	v, ok := running.current().existing("webhooks")
+	if !ok {
+		t.Fatal("no webhook runtime")
 	}
-	running.state.Store(nil) // stopped
-	if rt.keyApp() != failed {
-		t.Fatal("with nothing running, the newest config should be used")
+	rt := v.(*webhookRuntime)
+	if k, err := rt.webhookKey("acme"); err != nil || string(k) != key1 {
+		t.Fatalf("running config: key %q %v, want its own", k, err)
 	}
-	next.state.Store(st)
-	st.startedOn(next)
-	if rt.keyApp() != next || len(st.apps) != 1 {
-		t.Fatalf("after the next start: %d apps kept", len(st.apps))
+	ctx, cancel := newConfigContext(t)
+	t.Cleanup(cancel)
+	next := loadApp(t, ctx, &App{DataDir: running.DataDir, Tokens: &TokensConfig{Partners: []PartnerConfig{{ID: "acme", WebhookKey: key2}}}})
+	if err := next.Start(); err != nil {
+		t.Fatal(err)
+	}
+	if k, err := rt.webhookKey("acme"); err != nil || string(k) != key2 {
+		t.Fatalf("after the new config started: key %q %v, want the new config's", k, err)
+	}
+	if err := next.Stop(); err != nil { // the new config's http app failed
+		t.Fatal(err)
+	}
+	if k, err := rt.webhookKey("acme"); err != nil || string(k) != key1 {
+		t.Fatalf("after the new config failed to start: key %q %v, want the running config's", k, err)
 	}
 }
