@@ -3,6 +3,7 @@ package fulfilment
 import (
 	"errors"
 	"fmt"
+	"net"
 	"strings"
 	"sync"
 	"testing"
@@ -109,9 +110,10 @@ func TestInForceRestoredWhenApplyFails(t *testing.T) {
 	}
 }
 
-// Through Caddy: a reload that fails in the webhooks part, after the
-// tokens part took the new config's partners, leaves the running config's
-// partners and keys in force.
+// Through Caddy: a reload that fails to start (its http app cannot bind
+// its port), after the tokens part may have taken the new config's
+// partners (Caddy starts the apps in no set order), leaves the running
+// config's partners and keys in force.
 func TestFailedReloadKeepsTokenSettings(t *testing.T) {
 	dir := t.TempDir()
 	key1 := "first-webhook-key-0123456789abcdef0123456789"
@@ -123,14 +125,20 @@ func TestFailedReloadKeepsTokenSettings(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// The new config has another key for acme and a partner more, and
-	// webhook settings the running dispatcher refuses.
+	// The new config has another key for acme and a partner more, and a
+	// server on a port another listener holds.
+	taken, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { taken.Close() })
 	bad := fmt.Appendf(nil, `{"admin":{"disabled":true},"apps":{"fulfilment":{"data_dir":%q,
 		"tokens":{"partners":[{"id":"acme","webhook_key":"second-webhook-key-0123456789abcdef012345678"},
 		{"id":"globex","webhook_key":"globex-webhook-key-0123456789abcdef01234567"}]},
-		"webhooks":{"user_agent":"bad\u0001agent"}}}}`, dir)
-	if err := caddy.Load(bad, true); err == nil || !strings.Contains(err.Error(), "webhooks") {
-		t.Fatalf("reload error: %v", err)
+		"webhooks":{}},
+		"http":{"servers":{"s":{"listen":[%q]}}}}}`, dir, taken.Addr().String())
+	if err := caddy.Load(bad, true); err == nil || !strings.Contains(err.Error(), "http app module: start") {
+		t.Fatalf("reload error: %v, want the http app's start error", err)
 	}
 	svc := app.TokenService()
 	if _, ok := svc.Partner("globex"); ok {

@@ -13,19 +13,6 @@ import (
 	"github.com/fulfilgate/fulfilgate/webhooks"
 )
 
-// Defaults of WebhooksConfig: the interface's limits of 185 attempts over
-// 24 hours, 10 s per attempt, dead deliveries kept 7 days, 100
-// subscriptions per partner.
-const (
-	defaultWebhookTimeout          = 10 * time.Second
-	defaultWebhookMaxAttempts      = 185
-	defaultWebhookRetryPeriod      = 24 * time.Hour
-	defaultWebhookDeadRetention    = 7 * 24 * time.Hour
-	defaultWebhookPerTarget        = 4
-	defaultWebhookWorkers          = 64
-	defaultMaxSubscriptionsPartner = 100
-)
-
 // WebhooksConfig is the "webhooks" block of the fulfilment app: the
 // subscriptions API's limits, the SSRF policy and webhook delivery. Every
 // field is optional; a missing block means all defaults.
@@ -237,13 +224,13 @@ func (c *WebhooksConfig) withDefaults() (*WebhooksConfig, error) {
 			*v = def
 		}
 	}
-	setDur(&out.Timeout, defaultWebhookTimeout)
-	setDur(&out.RetryPeriod, defaultWebhookRetryPeriod)
-	setDur(&out.DeadRetention, defaultWebhookDeadRetention)
-	setInt(&out.MaxAttempts, defaultWebhookMaxAttempts)
-	setInt(&out.PerTargetConcurrency, defaultWebhookPerTarget)
-	setInt(&out.Workers, defaultWebhookWorkers)
-	setInt(&out.MaxSubscriptionsPerPartner, defaultMaxSubscriptionsPartner)
+	setDur(&out.Timeout, webhooks.DefaultTimeout)
+	setDur(&out.RetryPeriod, webhooks.DefaultRetryPeriod)
+	setDur(&out.DeadRetention, webhooks.DefaultDeadRetention)
+	setInt(&out.MaxAttempts, webhooks.DefaultMaxAttempts)
+	setInt(&out.PerTargetConcurrency, webhooks.DefaultPerTargetConcurrency)
+	setInt(&out.Workers, webhooks.DefaultWorkers)
+	setInt(&out.MaxSubscriptionsPerPartner, webhooks.DefaultMaxSubscriptionsPerPartner)
 	if out.UserAgent == "" {
 		out.UserAgent = "Fulfilgate-Webhooks/" + Version()
 	}
@@ -260,15 +247,16 @@ func (c *WebhooksConfig) withDefaults() (*WebhooksConfig, error) {
 			errs = append(errs, name+" must be positive")
 		}
 	}
-	// The interface promises retries for 24 hours and at most 185 attempts:
-	// an operator may shorten them, never extend them.
-	if out.MaxAttempts > defaultWebhookMaxAttempts {
+	// The interface promises retries for 24 hours and at most 185 attempts
+	// (the service's defaults): an operator may shorten them, never extend
+	// them.
+	if out.MaxAttempts > webhooks.DefaultMaxAttempts {
 		errs = append(errs, fmt.Sprintf("max_attempts (%d) is more than the interface allows (%d)",
-			out.MaxAttempts, defaultWebhookMaxAttempts))
+			out.MaxAttempts, webhooks.DefaultMaxAttempts))
 	}
-	if out.RetryPeriod > caddy.Duration(defaultWebhookRetryPeriod) {
+	if out.RetryPeriod > caddy.Duration(webhooks.DefaultRetryPeriod) {
 		errs = append(errs, fmt.Sprintf("retry_period (%s) is longer than the interface allows (%s)",
-			time.Duration(out.RetryPeriod), defaultWebhookRetryPeriod))
+			time.Duration(out.RetryPeriod), webhooks.DefaultRetryPeriod))
 	}
 	if out.PerPartnerConcurrency > out.Workers {
 		errs = append(errs, fmt.Sprintf("per_partner_concurrency (%d) is more than workers (%d)",
@@ -278,8 +266,10 @@ func (c *WebhooksConfig) withDefaults() (*WebhooksConfig, error) {
 		errs = append(errs, fmt.Sprintf("timeout (%s) is longer than retry_period (%s)",
 			time.Duration(out.Timeout), time.Duration(out.RetryPeriod)))
 	}
-	if strings.ContainsAny(out.UserAgent, "\r\n") {
-		errs = append(errs, "user_agent must be one line")
+	// The service refuses the same at Start; checked here too so that
+	// `caddy validate` refuses it.
+	if strings.ContainsFunc(out.UserAgent, func(r rune) bool { return r < ' ' || r == 0x7f }) {
+		errs = append(errs, "user_agent must be one line without control characters")
 	}
 	for _, n := range out.AllowNetworks {
 		r, err := n.rule()

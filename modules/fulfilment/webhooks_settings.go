@@ -10,34 +10,25 @@ import (
 	"github.com/fulfilgate/fulfilgate/webhooks"
 )
 
-// webhookSettings are the settings of the webhooks block that the service
-// takes (at creation, then at each reload through Reconfigure).
-type webhookSettings struct {
-	Timeout, RetryPeriod, DeadRetention time.Duration
-	MaxAttempts, PerTarget, Workers     int
-	PerPartner                          int // 0: the service's default
-	MaxSubscriptions                    int
-	AllowHTTP, StandardWebhooks         bool
-	UserAgent                           string
-	Allow                               []webhooks.AllowRule
-	Forbidden                           []webhooks.ForbiddenTarget // the gateway's own listeners
-}
-
-func (c *WebhooksConfig) settings() webhookSettings {
-	return webhookSettings{
+// settings are the webhooks block as the service takes it (at creation,
+// then at each reload through Reconfigure): webhooks.Options without the
+// fixed dependencies (database, logger, key look-up, metrics), which
+// options adds. A PerPartnerConcurrency of 0 takes the service's default.
+func (c *WebhooksConfig) settings() webhooks.Options {
+	return webhooks.Options{
 		Timeout: time.Duration(c.Timeout), RetryPeriod: time.Duration(c.RetryPeriod),
 		DeadRetention: time.Duration(c.DeadRetention), MaxAttempts: c.MaxAttempts,
-		PerTarget: c.PerTargetConcurrency, Workers: c.Workers, PerPartner: c.PerPartnerConcurrency,
-		MaxSubscriptions: c.MaxSubscriptionsPerPartner,
-		AllowHTTP:        c.AllowHTTP, StandardWebhooks: c.StandardWebhooks, UserAgent: c.UserAgent,
-		Allow: slices.Clone(c.allow), Forbidden: slices.Clone(c.forbidden),
+		PerTargetConcurrency: c.PerTargetConcurrency, Workers: c.Workers, PerPartnerConcurrency: c.PerPartnerConcurrency,
+		MaxSubscriptionsPerPartner: c.MaxSubscriptionsPerPartner,
+		AllowHTTP:                  c.AllowHTTP, StandardWebhooks: c.StandardWebhooks, UserAgent: c.UserAgent,
+		Policy: &webhooks.NetPolicy{Allow: slices.Clone(c.allow), Forbidden: slices.Clone(c.forbidden)},
 	}
 }
 
-// changes returns, for each setting that differs from s to o, the
-// Caddyfile option's new value and its previous one ("<option>_was"), as
-// log fields. None of these settings is secret.
-func (s webhookSettings) changes(o webhookSettings) []zap.Field {
+// changes returns, for each setting that differs from s to o (both from
+// settings), the Caddyfile option's new value and its previous one
+// ("<option>_was"), as log fields. None of these settings is secret.
+func changes(s, o webhooks.Options) []zap.Field {
 	var out []zap.Field
 	add := func(name string, was, now any, differ bool) {
 		if differ {
@@ -51,16 +42,16 @@ func (s webhookSettings) changes(o webhookSettings) []zap.Field {
 	num("max_attempts", s.MaxAttempts, o.MaxAttempts)
 	dur("retry_period", s.RetryPeriod, o.RetryPeriod)
 	dur("dead_retention", s.DeadRetention, o.DeadRetention)
-	num("per_target_concurrency", s.PerTarget, o.PerTarget)
+	num("per_target_concurrency", s.PerTargetConcurrency, o.PerTargetConcurrency)
 	num("workers", s.Workers, o.Workers)
-	num("per_partner_concurrency", s.PerPartner, o.PerPartner)
-	num("max_subscriptions_per_partner", s.MaxSubscriptions, o.MaxSubscriptions)
+	num("per_partner_concurrency", s.PerPartnerConcurrency, o.PerPartnerConcurrency)
+	num("max_subscriptions_per_partner", s.MaxSubscriptionsPerPartner, o.MaxSubscriptionsPerPartner)
 	flag("allow_http", s.AllowHTTP, o.AllowHTTP)
 	flag("standard_webhooks", s.StandardWebhooks, o.StandardWebhooks)
 	add("user_agent", s.UserAgent, o.UserAgent, s.UserAgent != o.UserAgent)
-	was, now := describe(s.Allow), describe(o.Allow)
+	was, now := describe(s.Policy.Allow), describe(o.Policy.Allow)
 	add("allow_networks", was, now, !slices.Equal(was, now))
-	was, now = describe(s.Forbidden), describe(o.Forbidden)
+	was, now = describe(s.Policy.Forbidden), describe(o.Policy.Forbidden)
 	add("own_listeners", was, now, !slices.Equal(was, now))
 	return out
 }
@@ -74,40 +65,29 @@ func describe[T fmt.Stringer](xs []T) []string {
 	return out
 }
 
-// options are the service options for settings w.
-func (rt *webhookRuntime) options(w webhookSettings, logger *zap.Logger) webhooks.Options {
-	return webhooks.Options{
-		DB:                         rt.st.DB,
-		Logger:                     logger,
-		MaxSubscriptionsPerPartner: w.MaxSubscriptions,
-		AllowHTTP:                  w.AllowHTTP,
-		Policy:                     &webhooks.NetPolicy{Allow: slices.Clone(w.Allow), Forbidden: slices.Clone(w.Forbidden)},
-		Timeout:                    w.Timeout,
-		MaxAttempts:                w.MaxAttempts,
-		RetryPeriod:                w.RetryPeriod,
-		DeadRetention:              w.DeadRetention,
-		PerTargetConcurrency:       w.PerTarget,
-		Workers:                    w.Workers,
-		PerPartnerConcurrency:      w.PerPartner,
-		UserAgent:                  w.UserAgent,
-		StandardWebhooks:           w.StandardWebhooks,
-		WebhookKey:                 rt.webhookKey,
-		Observer:                   whMetrics(),
-	}
+// options are the service options for settings w (from settings) with the
+// service's fixed dependencies.
+func (rt *webhookRuntime) options(w webhooks.Options, logger *zap.Logger) webhooks.Options {
+	w.DB = rt.st.DB
+	w.Logger = logger
+	w.Policy = &webhooks.NetPolicy{Allow: slices.Clone(w.Policy.Allow), Forbidden: slices.Clone(w.Policy.Forbidden)}
+	w.WebhookKey = rt.webhookKey
+	w.Observer = whMetrics()
+	return w
 }
 
 // apply puts settings w in force in the running service (and its logger,
 // so the service logs through the newest config). Unchanged settings are
 // re-applied too: Reconfigure keeps the HTTP client and its connections
 // when the network policy is the same.
-func (rt *webhookRuntime) apply(w webhookSettings, logger *zap.Logger) error {
+func (rt *webhookRuntime) apply(w webhooks.Options, logger *zap.Logger) error {
 	rt.setMu.Lock()
 	defer rt.setMu.Unlock()
 	if err := rt.svc.Reconfigure(rt.options(w, logger)); err != nil {
 		return fmt.Errorf("applying the new webhooks settings to the running dispatcher: %w "+
 			"(the settings in force are unchanged)", err)
 	}
-	changed := rt.settings.changes(w)
+	changed := changes(rt.settings, w)
 	rt.settings = w
 	if len(changed) > 0 {
 		logger.Info("webhook settings applied", changed...)

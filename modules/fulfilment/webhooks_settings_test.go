@@ -10,8 +10,9 @@ import (
 	"github.com/fulfilgate/fulfilgate/webhooks"
 )
 
-// A reload whose settings the running dispatcher refuses fails to load with
-// a clear message; the running config and its settings stay.
+// A reload with settings the running dispatcher would refuse fails to load
+// with a clear message, already at provisioning (so `caddy validate`
+// refuses it too); the running config and its settings stay.
 func TestWebhooksReloadRefusedKeepsSettings(t *testing.T) {
 	dir := t.TempDir()
 	key := "a-webhook-key-of-enough-length-0123456789"
@@ -24,11 +25,11 @@ func TestWebhooksReloadRefusedKeepsSettings(t *testing.T) {
 		t.Fatal(err)
 	}
 	svc := app.WebhookService()
-	// A control character passes the block's checks but not the service's.
+	// The service refuses a control character in its user agent.
 	err = caddy.Load(fulfilmentConfig(dir, key, `{"max_attempts":2,"user_agent":"bad\u0001agent"}`), true)
-	if err == nil || !strings.Contains(err.Error(), "applying the new webhooks settings") ||
-		!strings.Contains(err.Error(), "UserAgent") {
-		t.Fatalf("reload error: %v", err)
+	if err == nil || !strings.Contains(err.Error(), "provision fulfilment") ||
+		!strings.Contains(err.Error(), "user_agent must be one line without control characters") {
+		t.Fatalf("reload error: %v, want the provisioning error naming user_agent", err)
 	}
 	now, err := ActiveApp()
 	if err != nil || now != app || now.WebhookService() != svc {

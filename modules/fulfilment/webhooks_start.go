@@ -41,8 +41,8 @@ type webhookRuntime struct {
 	svc *webhooks.Service
 	st  *sharedState // the data directory it belongs to
 
-	setMu    sync.Mutex      // guards settings; one apply at a time
-	settings webhookSettings // in force in svc
+	setMu    sync.Mutex       // guards settings; one apply at a time
+	settings webhooks.Options // in force in svc (from WebhooksConfig.settings)
 }
 
 // Close stops the dispatcher; called when the data directory closes.
