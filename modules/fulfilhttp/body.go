@@ -12,6 +12,8 @@ import (
 	"github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
+
+	"github.com/fulfilgate/fulfilgate/internal/caddyfileargs"
 )
 
 // DefaultBodyReadTimeout is how long the token and subscriptions handlers
@@ -91,23 +93,46 @@ func BodyReadTimeout(d caddy.Duration, def time.Duration) time.Duration {
 	return time.Duration(d)
 }
 
-// parseReadTimeout parses a handler's read_timeout option (d is on its
+// ParseReadTimeout parses a handler's read_timeout option (d is on its
 // name): one positive duration up to 10m, given once (set is the value
 // parsed so far).
 func ParseReadTimeout(d *caddyfile.Dispenser, set caddy.Duration) (caddy.Duration, error) {
-	if set != 0 {
-		return 0, d.Err("read_timeout given twice")
+	if err := caddyfileargs.Once(d, set != 0); err != nil {
+		return 0, err
 	}
-	if !d.NextArg() {
-		return 0, d.ArgErr()
-	}
-	v := d.Val()
-	if d.NextArg() {
-		return 0, d.ArgErr()
+	v, err := caddyfileargs.One(d)
+	if err != nil {
+		return 0, err
 	}
 	dur, err := caddy.ParseDuration(v)
 	if err != nil || dur <= 0 || dur > maxBodyReadTimeout {
 		return 0, d.Errf("read_timeout: want a duration between 1ms and 10m, got %q", v)
 	}
 	return caddy.Duration(dur), nil
+}
+
+// UnmarshalReadTimeoutOnly parses a handler directive whose only option is
+// read_timeout (d is on the directive's name):
+//
+//	<directive> {
+//		read_timeout <duration>
+//	}
+//
+// hint is added to the error for any other option.
+func UnmarshalReadTimeoutOnly(d *caddyfile.Dispenser, into *caddy.Duration, hint string) error {
+	d.Next() // the directive's name
+	directive := d.Val()
+	if d.NextArg() {
+		return d.ArgErr()
+	}
+	for d.NextBlock(0) {
+		if d.Val() != "read_timeout" {
+			return d.Errf("unknown %s option %q%s", directive, d.Val(), hint)
+		}
+		var err error
+		if *into, err = ParseReadTimeout(d, *into); err != nil {
+			return err
+		}
+	}
+	return nil
 }

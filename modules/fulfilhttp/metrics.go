@@ -1,13 +1,13 @@
 package fulfilhttp
 
 import (
-	"errors"
 	"net/http"
 	"sync"
 	"sync/atomic"
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/fulfilgate/fulfilgate/internal/metrics"
 	"github.com/fulfilgate/fulfilgate/tokens"
 )
 
@@ -46,9 +46,6 @@ type RequestMetrics struct {
 	wmsNone   prometheus.Counter
 }
 
-// metricsNamespace prefixes the gateway's metric names.
-const metricsNamespace = "fulfilgate"
-
 type versionPartner struct{ version, partner string }
 
 // tokenResults are the values of fulfilgate_token_requests_total's label.
@@ -58,22 +55,22 @@ var tokenResults = []string{"issued", "reused", "throttled", "invalid_client", "
 // Metrics returns the process's request-path collectors.
 var Metrics = sync.OnceValue(func() *RequestMetrics {
 	m := &RequestMetrics{
-		tokenVec: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: metricsNamespace, Subsystem: "token",
+		tokenVec: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: metrics.Namespace, Subsystem: "token",
 			Name: "requests_total",
 			Help: "Answers of the token endpoint: issued (a new token), reused (the client's current token), " +
 				"throttled (429), or the OAuth error refused with.",
 		}, []string{"result"}),
-		guardVec: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: metricsNamespace, Subsystem: "guard",
+		guardVec: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: metrics.Namespace, Subsystem: "guard",
 			Name: "refusals_total",
 			Help: "Requests the Bearer guard refused, by status and reason: 401 missing, 401 invalid " +
 				"(bad, revoked, of a disabled client or partner), 403 expired, 503 unavailable.",
 		}, []string{"status", "reason"}),
-		requests: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: metricsNamespace,
+		requests: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: metrics.Namespace,
 			Name: "requests_total",
 			Help: "Partner requests mapped onto the WMS, by interface version and authenticated partner " +
 				"(\"none\" without the guard): who still calls a deprecated version.",
 		}, []string{"version", "partner"}),
-		wmsVec: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: metricsNamespace, Subsystem: "wms",
+		wmsVec: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: metrics.Namespace, Subsystem: "wms",
 			Name: "errors_total",
 			Help: "Proxied requests the WMS failed: error_status (it answered 5xx), no_answer (it could not be reached or timed out).",
 		}, []string{"kind"}),
@@ -174,22 +171,9 @@ func (m *RequestMetrics) collectors() []prometheus.Collector {
 	return []prometheus.Collector{m.tokenVec, m.guardVec, m.requests, m.wmsVec}
 }
 
-// RegisterMetrics registers the process's request-path collectors
-// into reg (the registry of one config load); registering them again into
-// the same registry is not an error.
+// RegisterMetrics registers the process's request-path collectors into
+// reg (the registry of one config load). Every handler of the gateway
+// calls it, so the series are there whichever handlers a config has.
 func RegisterMetrics(reg prometheus.Registerer) error {
-	if reg == nil {
-		return nil
-	}
-	var errs []error
-	for _, c := range Metrics().collectors() {
-		if err := reg.Register(c); err != nil {
-			var are prometheus.AlreadyRegisteredError
-			if errors.As(err, &are) && are.ExistingCollector == c {
-				continue
-			}
-			errs = append(errs, err)
-		}
-	}
-	return errors.Join(errs...)
+	return metrics.Register(reg, Metrics().collectors()...)
 }

@@ -4,6 +4,8 @@ import (
 	"github.com/caddyserver/caddy/v2/caddyconfig"
 	"github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
 	"github.com/caddyserver/caddy/v2/caddyconfig/httpcaddyfile"
+
+	"github.com/fulfilgate/fulfilgate/internal/caddyfileargs"
 )
 
 func init() {
@@ -33,35 +35,24 @@ func parseGlobalOption(d *caddyfile.Dispenser, existing any) (any, error) {
 	for d.NextBlock(0) {
 		switch d.Val() {
 		case "data_dir":
-			if !d.NextArg() {
-				return nil, d.ArgErr()
-			}
-			app.DataDir = d.Val()
-			if d.NextArg() {
-				return nil, d.ArgErr()
+			if err := caddyfileargs.String(d, &app.DataDir); err != nil {
+				return nil, err
 			}
 		case "encryption_key":
-			if app.EncryptionKey != "" {
-				return nil, d.Err("encryption_key given twice")
-			}
-			if !d.NextArg() {
-				return nil, d.ArgErr()
-			}
-			app.EncryptionKey = d.Val()
-			if d.NextArg() {
-				return nil, d.ArgErr()
+			if err := caddyfileargs.String(d, &app.EncryptionKey); err != nil {
+				return nil, err
 			}
 		case "tokens":
-			if app.Tokens != nil {
-				return nil, d.Err("tokens block given twice")
+			if err := caddyfileargs.Once(d, app.Tokens != nil); err != nil {
+				return nil, err
 			}
 			app.Tokens = new(TokensConfig)
 			if err := app.Tokens.UnmarshalCaddyfile(d.NewFromNextSegment()); err != nil {
 				return nil, err
 			}
 		case "webhooks":
-			if app.Webhooks != nil {
-				return nil, d.Err("webhooks block given twice")
+			if err := caddyfileargs.Once(d, app.Webhooks != nil); err != nil {
+				return nil, err
 			}
 			app.Webhooks = new(WebhooksConfig)
 			if err := app.Webhooks.UnmarshalCaddyfile(d.NewFromNextSegment()); err != nil {

@@ -25,6 +25,7 @@ func TestParseGlobalOption(t *testing.T) {
 		{name: "unknown option", input: "fulfilment {\n colour blue\n}", wantErr: `unknown fulfilment option "colour"`},
 		{name: "encryption key missing arg", input: "fulfilment {\n encryption_key\n}", wantErr: "wrong argument count"},
 		{name: "encryption key twice", input: "fulfilment {\n encryption_key {env.A}\n encryption_key {env.B}\n}", wantErr: "given twice"},
+		{name: "data dir twice", input: "fulfilment {\n data_dir /a\n data_dir /b\n}", wantErr: "data_dir given twice"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

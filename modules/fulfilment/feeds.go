@@ -11,6 +11,7 @@ import (
 	"github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
 	"github.com/dustin/go-humanize"
 
+	"github.com/fulfilgate/fulfilgate/internal/caddyfileargs"
 	"github.com/fulfilgate/fulfilgate/webhooks/feed"
 )
 
@@ -108,26 +109,8 @@ func (c *FeedConfig) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 	}
 	for d.NextBlock(0) {
 		opt := d.Val()
-		args := d.RemainingArgs()
-		one := func() (string, error) {
-			if len(args) != 1 {
-				return "", d.Errf("%s: want one argument", opt)
-			}
-			return args[0], nil
-		}
-		dur := func(dst *caddy.Duration) error {
-			v, err := one()
-			if err != nil {
-				return err
-			}
-			t, err := caddy.ParseDuration(v)
-			if err != nil || t <= 0 {
-				return d.Errf("%s: invalid duration %q", opt, v)
-			}
-			*dst = caddy.Duration(t)
-			return nil
-		}
 		pair := func(dst *map[string]string) error {
+			args := d.RemainingArgs()
 			if len(args) != 2 {
 				return d.Errf("%s: want <canonical name> <upstream name>", opt)
 			}
@@ -140,25 +123,23 @@ func (c *FeedConfig) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 		var err error
 		switch opt {
 		case "url":
-			c.URL, err = one()
+			err = caddyfileargs.String(d, &c.URL)
 		case "interval":
-			err = dur(&c.Interval)
+			err = caddyfileargs.Duration(d, &c.Interval)
 		case "timeout":
-			err = dur(&c.Timeout)
+			err = caddyfileargs.Duration(d, &c.Timeout)
 		case "backoff_max":
-			err = dur(&c.BackoffMax)
+			err = caddyfileargs.Duration(d, &c.BackoffMax)
 		case "dedupe_window":
-			err = dur(&c.DedupeWindow)
+			err = caddyfileargs.Duration(d, &c.DedupeWindow)
 		case "page_size":
-			var v string
-			if v, err = one(); err == nil {
-				if c.PageSize, err = strconv.Atoi(v); err != nil || c.PageSize < 1 {
-					err = d.Errf("page_size: want a positive number, got %q", v)
-				}
-			}
+			err = caddyfileargs.PositiveInt(d, &c.PageSize)
 		case "max_page_size":
+			if err = caddyfileargs.Once(d, c.MaxPageBytes != 0); err != nil {
+				return err
+			}
 			var v string
-			if v, err = one(); err == nil {
+			if v, err = caddyfileargs.One(d); err == nil {
 				n, perr := humanize.ParseBytes(v)
 				if perr != nil || n == 0 || n > 1<<30 {
 					err = d.Errf("max_page_size: want a size up to 1GiB, got %q", v)
@@ -166,6 +147,7 @@ func (c *FeedConfig) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 				c.MaxPageBytes = int64(n)
 			}
 		case "header":
+			args := d.RemainingArgs()
 			if len(args) != 2 {
 				return d.Errf("header: want <name> <value>")
 			}
@@ -180,8 +162,11 @@ func (c *FeedConfig) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 		case "change":
 			err = pair(&c.Changes)
 		case "created_is_status":
+			if err = caddyfileargs.Once(d, c.CreatedIsStatus != nil); err != nil {
+				return err
+			}
 			var v string
-			if v, err = one(); err == nil {
+			if v, err = caddyfileargs.One(d); err == nil {
 				b, perr := strconv.ParseBool(v)
 				if perr != nil {
 					err = d.Errf("created_is_status: want true or false, got %q", v)

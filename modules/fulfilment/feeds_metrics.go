@@ -1,10 +1,11 @@
 package fulfilment
 
 import (
-	"errors"
 	"sync"
 
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/fulfilgate/fulfilgate/internal/metrics"
 )
 
 // feedCollector exports the feed readers' counters and lag. It reads them
@@ -26,7 +27,7 @@ type feedCollector struct {
 
 var feedMetrics = sync.OnceValue(func() *feedCollector {
 	d := func(name, help string) *prometheus.Desc {
-		return prometheus.NewDesc(prometheus.BuildFQName(metricsNamespace, "feed", name), help, []string{"feed"}, nil)
+		return prometheus.NewDesc(prometheus.BuildFQName(metrics.Namespace, "feed", name), help, []string{"feed"}, nil)
 	}
 	return &feedCollector{
 		read:       d("changes_read_total", "Upstream changes read, polled or pushed."),
@@ -76,21 +77,10 @@ func (c *feedCollector) Collect(ch chan<- prometheus.Metric) {
 	})
 }
 
-// registerFeedMetrics registers the feed collector into reg (the registry of
-// one config load); registering it again into the same registry is fine.
+// registerFeedMetrics registers the feed collector into reg (the registry
+// of one config load).
 func registerFeedMetrics(reg prometheus.Registerer) error {
-	if reg == nil {
-		return nil
-	}
-	c := feedMetrics()
-	if err := reg.Register(c); err != nil {
-		var are prometheus.AlreadyRegisteredError
-		if errors.As(err, &are) && are.ExistingCollector == c {
-			return nil
-		}
-		return err
-	}
-	return nil
+	return metrics.Register(reg, feedMetrics())
 }
 
 // Interface guards

@@ -49,11 +49,11 @@ func TestFeedConfigCaddyfile(t *testing.T) {
 		{name: "two names", in: `feed a b`, err: "argument"},
 		{name: "unknown option", in: "feed wms {\n colour blue\n}", err: `unknown feed option "colour"`},
 		{name: "bad interval", in: "feed wms {\n interval soon\n}", err: "invalid duration"},
-		{name: "zero interval", in: "feed wms {\n interval 0s\n}", err: "invalid duration"},
+		{name: "zero interval", in: "feed wms {\n interval 0s\n}", err: "interval must be positive"},
 		{name: "bad page size", in: "feed wms {\n page_size -3\n}", err: "positive number"},
 		{name: "bad size", in: "feed wms {\n max_page_size huge\n}", err: "size"},
 		{name: "field needs two", in: "feed wms {\n field id\n}", err: "canonical name"},
-		{name: "url needs one", in: "feed wms {\n url\n}", err: "one argument"},
+		{name: "url needs one", in: "feed wms {\n url\n}", err: "wrong argument count"},
 		{name: "bad bool", in: "feed wms {\n created_is_status maybe\n}", err: "true or false"},
 	}
 	for _, tt := range tests {

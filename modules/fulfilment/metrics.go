@@ -1,22 +1,20 @@
 package fulfilment
 
 import (
-	"errors"
 	"strconv"
 	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/fulfilgate/fulfilgate/internal/metrics"
 	"github.com/fulfilgate/fulfilgate/webhooks"
 )
 
-// webhookMetrics are the Prometheus collectors of webhook delivery. They are
-// created once per process (package level) and registered into the metrics
-// registry of every config load: Caddy gives each load a new registry, while
-// the dispatcher (and so the counts) outlives reloads. Registering the same
-// instances again keeps the counters continuous across reloads, as
-// mholt/caddy-ratelimit does.
+// webhookMetrics are the Prometheus collectors of webhook delivery, created
+// once per process and registered into the registry of every config load
+// (internal/metrics), since the dispatcher, and so the counts, outlive
+// reloads.
 type webhookMetrics struct {
 	deliveries *prometheus.CounterVec   // finished attempts by event and outcome
 	attempts   *prometheus.CounterVec   // HTTP attempts by status class
@@ -25,14 +23,11 @@ type webhookMetrics struct {
 	dead       prometheus.Gauge         // dead deliveries kept for replay
 }
 
-const (
-	metricsNamespace = "fulfilgate"
-	metricsSubsystem = "webhooks"
-)
+const metricsSubsystem = "webhooks"
 
 var whMetrics = sync.OnceValue(func() *webhookMetrics {
 	opts := func(name, help string) prometheus.Opts {
-		return prometheus.Opts{Namespace: metricsNamespace, Subsystem: metricsSubsystem, Name: name, Help: help}
+		return prometheus.Opts{Namespace: metrics.Namespace, Subsystem: metricsSubsystem, Name: name, Help: help}
 	}
 	return &webhookMetrics{
 		deliveries: prometheus.NewCounterVec(prometheus.CounterOpts(opts("deliveries_total",
@@ -43,7 +38,7 @@ var whMetrics = sync.OnceValue(func() *webhookMetrics {
 			"Webhook HTTP attempts by answer: 2xx, 3xx, 4xx, 5xx, or error (connection error, time-out, refused address).")),
 			[]string{"code"}),
 		latency: prometheus.NewHistogramVec(prometheus.HistogramOpts{
-			Namespace: metricsNamespace, Subsystem: metricsSubsystem, Name: "attempt_duration_seconds",
+			Namespace: metrics.Namespace, Subsystem: metricsSubsystem, Name: "attempt_duration_seconds",
 			Help:    "Duration of one webhook HTTP attempt, from dial to the receiver's answer, by answer.",
 			Buckets: []float64{.005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30},
 		}, []string{"code"}),
@@ -86,24 +81,10 @@ func statusClass(status int) string {
 	return strconv.Itoa(status/100) + "xx"
 }
 
-// registerWebhookMetrics registers the process's webhook collectors into reg
-// (the registry of one config load). Registering them again into the same
-// registry is not an error.
+// registerWebhookMetrics registers the process's webhook collectors into
+// reg (the registry of one config load).
 func registerWebhookMetrics(reg prometheus.Registerer) error {
-	if reg == nil {
-		return nil
-	}
-	var errs []error
-	for _, c := range whMetrics().collectors() {
-		if err := reg.Register(c); err != nil {
-			var are prometheus.AlreadyRegisteredError
-			if errors.As(err, &are) && are.ExistingCollector == c {
-				continue
-			}
-			errs = append(errs, err)
-		}
-	}
-	return errors.Join(errs...)
+	return metrics.Register(reg, whMetrics().collectors()...)
 }
 
 // Interface guards

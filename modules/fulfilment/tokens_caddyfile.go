@@ -6,6 +6,8 @@ import (
 
 	"github.com/caddyserver/caddy/v2"
 	"github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
+
+	"github.com/fulfilgate/fulfilgate/internal/caddyfileargs"
 )
 
 // UnmarshalCaddyfile parses the "tokens" block of the fulfilment global
@@ -41,24 +43,31 @@ func (c *TokensConfig) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 	if d.NextArg() {
 		return d.ArgErr()
 	}
+	seen := map[string]bool{}
 	for d.NextBlock(0) {
 		opt := d.Val()
 		switch opt {
-		case "issuer", "audience", "algorithm":
-			v, err := oneArg(d)
-			if err != nil {
+		case "issuer", "audience", "algorithm", "lifetime", "leeway", "throttle":
+			if err := caddyfileargs.Once(d, seen[opt]); err != nil {
 				return err
 			}
-			switch opt {
-			case "issuer":
-				c.Issuer = v
-			case "audience":
-				c.Audience = v
-			default:
-				c.Algorithm = v
+			seen[opt] = true
+		}
+		switch opt {
+		case "issuer":
+			if err := caddyfileargs.String(d, &c.Issuer); err != nil {
+				return err
 			}
-		case "lifetime", "leeway":
-			v, err := oneArg(d)
+		case "audience":
+			if err := caddyfileargs.String(d, &c.Audience); err != nil {
+				return err
+			}
+		case "algorithm":
+			if err := caddyfileargs.String(d, &c.Algorithm); err != nil {
+				return err
+			}
+		case "lifetime", "leeway": // 0 is a value (no leeway): not caddyfileargs.Duration
+			v, err := caddyfileargs.One(d)
 			if err != nil {
 				return err
 			}
@@ -92,14 +101,6 @@ func (c *TokensConfig) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 		}
 	}
 	return nil
-}
-
-func oneArg(d *caddyfile.Dispenser) (string, error) {
-	args := d.RemainingArgs()
-	if len(args) != 1 {
-		return "", d.ArgErr()
-	}
-	return args[0], nil
 }
 
 func (c *TokensConfig) parseThrottle(d *caddyfile.Dispenser) error {
@@ -158,7 +159,7 @@ func (c *TokensConfig) parseThrottle(d *caddyfile.Dispenser) error {
 
 func parsePartner(d *caddyfile.Dispenser) (PartnerConfig, error) {
 	var p PartnerConfig
-	id, err := oneArg(d)
+	id, err := caddyfileargs.One(d)
 	if err != nil {
 		return p, d.Err("partner wants an id and a block")
 	}

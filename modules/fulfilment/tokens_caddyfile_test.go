@@ -75,6 +75,10 @@ func TestTokensCaddyfileErrors(t *testing.T) {
 		"tokens {\n partner p {\n client c\n }\n}",
 		"tokens {\n partner p {\n consolidation yes\n }\n}",
 		"tokens {\n partner p {\n colour red\n }\n}",
+		// An option that takes one value is given once.
+		"tokens {\n issuer a\n issuer b\n}",
+		"tokens {\n lifetime 30m\n lifetime 1h\n}",
+		"tokens {\n throttle off\n throttle off\n}",
 	} {
 		if _, err := parseTokensBlock(t, src); err == nil {
 			t.Errorf("accepted: %q", src)

@@ -3,13 +3,13 @@ package fulfilment
 import (
 	"fmt"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
 	"github.com/caddyserver/caddy/v2"
 	"github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
 
+	"github.com/fulfilgate/fulfilgate/internal/caddyfileargs"
 	"github.com/fulfilgate/fulfilgate/webhooks"
 )
 
@@ -110,99 +110,43 @@ func (c *WebhooksConfig) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 	if d.NextArg() {
 		return d.ArgErr()
 	}
-	seen := map[string]bool{}
 	for d.NextBlock(0) {
-		opt := d.Val()
-		if seen[opt] && opt != "allow_networks" {
-			return d.Errf("webhooks option %q given twice", opt)
-		}
-		seen[opt] = true
 		var err error
-		switch opt {
+		switch d.Val() {
 		case "timeout":
-			err = parseDurationArg(d, &c.Timeout)
+			err = caddyfileargs.Duration(d, &c.Timeout)
 		case "retry_period":
-			err = parseDurationArg(d, &c.RetryPeriod)
+			err = caddyfileargs.Duration(d, &c.RetryPeriod)
 		case "dead_retention":
-			err = parseDurationArg(d, &c.DeadRetention)
+			err = caddyfileargs.Duration(d, &c.DeadRetention)
 		case "max_attempts":
-			err = parsePositiveIntArg(d, &c.MaxAttempts)
+			err = caddyfileargs.PositiveInt(d, &c.MaxAttempts)
 		case "per_target_concurrency":
-			err = parsePositiveIntArg(d, &c.PerTargetConcurrency)
+			err = caddyfileargs.PositiveInt(d, &c.PerTargetConcurrency)
 		case "workers":
-			err = parsePositiveIntArg(d, &c.Workers)
+			err = caddyfileargs.PositiveInt(d, &c.Workers)
 		case "per_partner_concurrency":
-			err = parsePositiveIntArg(d, &c.PerPartnerConcurrency)
+			err = caddyfileargs.PositiveInt(d, &c.PerPartnerConcurrency)
 		case "max_subscriptions_per_partner":
-			err = parsePositiveIntArg(d, &c.MaxSubscriptionsPerPartner)
+			err = caddyfileargs.PositiveInt(d, &c.MaxSubscriptionsPerPartner)
 		case "allow_http":
-			c.AllowHTTP = true
-			if d.NextArg() {
-				return d.ArgErr()
-			}
+			err = caddyfileargs.Flag(d, &c.AllowHTTP)
 		case "standard_webhooks":
-			c.StandardWebhooks = true
-			if d.NextArg() {
-				return d.ArgErr()
-			}
+			err = caddyfileargs.Flag(d, &c.StandardWebhooks)
 		case "allow_networks":
-			n, err := parseAllowNetwork(d)
-			if err != nil {
-				return err
+			var n AllowNetwork
+			if n, err = parseAllowNetwork(d); err == nil {
+				c.AllowNetworks = append(c.AllowNetworks, n)
 			}
-			c.AllowNetworks = append(c.AllowNetworks, n)
 		case "user_agent":
-			if !d.NextArg() {
-				return d.ArgErr()
-			}
-			c.UserAgent = d.Val()
-			if d.NextArg() {
-				return d.ArgErr()
-			}
+			err = caddyfileargs.String(d, &c.UserAgent)
 		default:
-			return d.Errf("unknown webhooks option %q", opt)
+			return d.Errf("unknown webhooks option %q", d.Val())
 		}
 		if err != nil {
 			return err
 		}
 	}
-	return nil
-}
-
-// parseDurationArg reads exactly one positive duration argument.
-func parseDurationArg(d *caddyfile.Dispenser, into *caddy.Duration) error {
-	opt := d.Val()
-	if !d.NextArg() {
-		return d.ArgErr()
-	}
-	v, err := caddy.ParseDuration(d.Val())
-	if err != nil {
-		return d.Errf("%s: %v", opt, err)
-	}
-	if v <= 0 {
-		return d.Errf("%s must be positive, got %s", opt, d.Val())
-	}
-	if d.NextArg() {
-		return d.ArgErr()
-	}
-	*into = caddy.Duration(v)
-	return nil
-}
-
-// parsePositiveIntArg reads exactly one positive integer argument.
-func parsePositiveIntArg(d *caddyfile.Dispenser, into *int) error {
-	opt := d.Val()
-	if !d.NextArg() {
-		return d.ArgErr()
-	}
-	v, err := strconv.Atoi(d.Val())
-	if err != nil || v <= 0 {
-		return d.Errf("%s must be a positive integer, got %q", opt, d.Val())
-	}
-	if d.NextArg() {
-		return d.ArgErr()
-	}
-	*into = v
 	return nil
 }
 

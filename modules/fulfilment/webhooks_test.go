@@ -59,7 +59,7 @@ func TestWebhooksConfigCaddyfile(t *testing.T) {
 
 		{name: "argument on block", input: "webhooks x", wantErr: "wrong argument count"},
 		{name: "unknown option", input: "webhooks {\n retries 3\n}", wantErr: `unknown webhooks option "retries"`},
-		{name: "twice", input: "webhooks {\n workers 2\n workers 3\n}", wantErr: `"workers" given twice`},
+		{name: "twice", input: "webhooks {\n workers 2\n workers 3\n}", wantErr: "workers given twice"},
 		{name: "timeout missing", input: "webhooks {\n timeout\n}", wantErr: "wrong argument count"},
 		{name: "timeout extra", input: "webhooks {\n timeout 1s 2s\n}", wantErr: "wrong argument count"},
 		{name: "timeout bad", input: "webhooks {\n timeout soon\n}", wantErr: "timeout:"},

@@ -6,6 +6,7 @@ import (
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
 	"github.com/dustin/go-humanize"
 
+	"github.com/fulfilgate/fulfilgate/internal/caddyfileargs"
 	"github.com/fulfilgate/fulfilgate/modules/fulfilhttp"
 )
 
@@ -47,17 +48,19 @@ func (h *IngestHandler) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 			}
 			continue
 		}
-		if !d.NextArg() {
-			return d.ArgErr()
-		}
-		v := d.Val()
-		if d.NextArg() {
-			return d.ArgErr()
-		}
 		switch opt {
 		case "secret":
-			h.Secret = v
+			if err := caddyfileargs.String(d, &h.Secret); err != nil {
+				return err
+			}
 		case "max_body":
+			if err := caddyfileargs.Once(d, h.MaxBodyBytes != 0); err != nil {
+				return err
+			}
+			v, err := caddyfileargs.One(d)
+			if err != nil {
+				return err
+			}
 			n, err := humanize.ParseBytes(v)
 			if err != nil || n == 0 || n > 1<<30 {
 				return d.Errf("max_body: want a size up to 1GiB, got %q", v)

@@ -87,10 +87,7 @@ func (*IngestHandler) CaddyModule() caddy.ModuleInfo {
 // Provision resolves the secret and finds the fulfilment app and the feed.
 func (h *IngestHandler) Provision(ctx caddy.Context) error {
 	h.logger = ctx.Logger()
-	if err := fulfilhttp.RegisterMetrics(ctx.GetMetricsRegistry()); err != nil {
-		return err
-	}
-	app, err := fulfilment.FromContext(ctx)
+	app, err := fulfilhttp.LoadApp(ctx)
 	if err != nil {
 		return err
 	}

@@ -24,20 +24,5 @@ func parseSubscriptionsDirective(h httpcaddyfile.Helper) (caddyhttp.MiddlewareHa
 
 // UnmarshalCaddyfile parses "fulfilment_subscriptions" (syntax above).
 func (s *SubscriptionsHandler) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
-	d.Next() // consume directive name
-	if d.NextArg() {
-		return d.ArgErr()
-	}
-	for d.NextBlock(0) {
-		switch d.Val() {
-		case "read_timeout":
-			var err error
-			if s.ReadTimeout, err = fulfilhttp.ParseReadTimeout(d, s.ReadTimeout); err != nil {
-				return err
-			}
-		default:
-			return d.Errf("unknown fulfilment_subscriptions option %q", d.Val())
-		}
-	}
-	return nil
+	return fulfilhttp.UnmarshalReadTimeoutOnly(d, &s.ReadTimeout, "")
 }

@@ -77,11 +77,8 @@ func (h *SubscriptionsHandler) Provision(ctx caddy.Context) error {
 	if err := fulfilhttp.CheckReadTimeout(h.ReadTimeout); err != nil {
 		return err
 	}
-	if err := fulfilhttp.RegisterMetrics(ctx.GetMetricsRegistry()); err != nil {
-		return err
-	}
 	var err error
-	h.app, err = fulfilment.FromContext(ctx)
+	h.app, err = fulfilhttp.LoadApp(ctx)
 	return err
 }
 

@@ -5,6 +5,7 @@ import (
 	"github.com/caddyserver/caddy/v2/caddyconfig/httpcaddyfile"
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
 
+	"github.com/fulfilgate/fulfilgate/internal/caddyfileargs"
 	"github.com/fulfilgate/fulfilgate/modules/fulfilhttp"
 )
 
@@ -37,12 +38,8 @@ func (h *AuthHandler) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 	for d.NextBlock(0) {
 		switch d.Val() {
 		case "identity_header":
-			if !d.NextArg() {
-				return d.ArgErr()
-			}
-			h.IdentityHeader = d.Val()
-			if d.NextArg() {
-				return d.ArgErr()
+			if err := caddyfileargs.String(d, &h.IdentityHeader); err != nil {
+				return err
 			}
 		case "strip_header":
 			args := d.RemainingArgs()
@@ -51,20 +48,12 @@ func (h *AuthHandler) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 			}
 			h.StripHeaders = append(h.StripHeaders, args...)
 		case "request_id_header":
-			if !d.NextArg() {
-				return d.ArgErr()
-			}
-			h.RequestIDHeader = d.Val()
-			if d.NextArg() {
-				return d.ArgErr()
+			if err := caddyfileargs.String(d, &h.RequestIDHeader); err != nil {
+				return err
 			}
 		case "realm":
-			if !d.NextArg() {
-				return d.ArgErr()
-			}
-			h.Realm = d.Val()
-			if d.NextArg() {
-				return d.ArgErr()
+			if err := caddyfileargs.String(d, &h.Realm); err != nil {
+				return err
 			}
 		default:
 			return d.Errf("unknown fulfilment_auth option %q", d.Val())
@@ -88,20 +77,5 @@ func parseTokenHandler(h httpcaddyfile.Helper) (caddyhttp.MiddlewareHandler, err
 // UnmarshalCaddyfile parses `fulfilment_token` (syntax above). Token
 // settings and partners are configured in the fulfilment global option.
 func (h *TokenHandler) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
-	d.Next()
-	if d.NextArg() {
-		return d.ArgErr()
-	}
-	for d.NextBlock(0) {
-		switch d.Val() {
-		case "read_timeout":
-			var err error
-			if h.ReadTimeout, err = fulfilhttp.ParseReadTimeout(d, h.ReadTimeout); err != nil {
-				return err
-			}
-		default:
-			return d.Errf("unknown fulfilment_token option %q (tokens are configured in the fulfilment global option)", d.Val())
-		}
-	}
-	return nil
+	return fulfilhttp.UnmarshalReadTimeoutOnly(d, &h.ReadTimeout, " (tokens are configured in the fulfilment global option)")
 }

@@ -93,11 +93,8 @@ const (
 func (h *AuthHandler) Provision(ctx caddy.Context) error {
 	h.logger = ctx.Logger()
 	h.setup()
-	if err := fulfilhttp.RegisterMetrics(ctx.GetMetricsRegistry()); err != nil {
-		return err
-	}
 	var err error
-	h.app, err = fulfilment.FromContext(ctx)
+	h.app, err = fulfilhttp.LoadApp(ctx)
 	return err
 }
 

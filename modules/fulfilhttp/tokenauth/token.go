@@ -65,11 +65,8 @@ func (h *TokenHandler) Provision(ctx caddy.Context) error {
 		return err
 	}
 	h.readTimeout = fulfilhttp.BodyReadTimeout(h.ReadTimeout, fulfilhttp.DefaultBodyReadTimeout)
-	if err := fulfilhttp.RegisterMetrics(ctx.GetMetricsRegistry()); err != nil {
-		return err
-	}
 	var err error
-	h.app, err = fulfilment.FromContext(ctx)
+	h.app, err = fulfilhttp.LoadApp(ctx)
 	return err
 }
 

@@ -7,6 +7,8 @@ import (
 	"github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
 	"github.com/caddyserver/caddy/v2/caddyconfig/httpcaddyfile"
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
+
+	"github.com/fulfilgate/fulfilgate/internal/caddyfileargs"
 )
 
 func init() {
@@ -83,16 +85,16 @@ func (h *VersionHandler) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 	for d.NextBlock(0) {
 		switch d.Val() {
 		case "base_path":
-			if err := versionOneArg(d, &h.BasePath); err != nil {
+			if err := caddyfileargs.String(d, &h.BasePath); err != nil {
 				return err
 			}
 		case "short_labels":
-			if h.ShortLabels != nil {
-				return d.Err("short_labels given twice")
+			if err := caddyfileargs.Once(d, h.ShortLabels != nil); err != nil {
+				return err
 			}
 			h.ShortLabels = append([]string{}, d.RemainingArgs()...)
 		case "upstream":
-			if err := versionOneArg(d, &h.Upstream); err != nil {
+			if err := caddyfileargs.String(d, &h.Upstream); err != nil {
 				return err
 			}
 		case "map":
@@ -108,13 +110,9 @@ func (h *VersionHandler) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 				return err
 			}
 		case "pass_unmapped":
-			if d.NextArg() {
-				return d.ArgErr()
+			if err := caddyfileargs.Flag(d, &h.PassUnmapped); err != nil {
+				return err
 			}
-			if h.PassUnmapped {
-				return d.Err("pass_unmapped given twice")
-			}
-			h.PassUnmapped = true
 		case "version":
 			v, err := parseVersionBlock(d)
 			if err != nil {
@@ -149,11 +147,11 @@ func parseVersionBlock(d *caddyfile.Dispenser) (VersionConfig, error) {
 	for nest := d.Nesting(); d.NextBlock(nest); {
 		switch d.Val() {
 		case "upstream_prefix":
-			if err := versionOneArg(d, &v.UpstreamPrefix); err != nil {
+			if err := caddyfileargs.String(d, &v.UpstreamPrefix); err != nil {
 				return v, err
 			}
 		case "upstream":
-			if err := versionOneArg(d, &v.Upstream); err != nil {
+			if err := caddyfileargs.String(d, &v.Upstream); err != nil {
 				return v, err
 			}
 		case "map":
@@ -169,8 +167,8 @@ func parseVersionBlock(d *caddyfile.Dispenser) (VersionConfig, error) {
 				return v, err
 			}
 		case "deprecated":
-			if v.Deprecated != nil {
-				return v, d.Err("deprecated given twice")
+			if err := caddyfileargs.Once(d, v.Deprecated != nil); err != nil {
+				return v, err
 			}
 			dep, err := parseVersionDeprecated(d)
 			if err != nil {
@@ -279,33 +277,14 @@ func versionParseExpose(d *caddyfile.Dispenser, names *[]string, mapped map[stri
 // versionParseMethods parses "methods <method>..." into *methods,
 // refusing a repeat of the subdirective.
 func versionParseMethods(d *caddyfile.Dispenser, methods *[]string) error {
-	if *methods != nil {
-		return d.Err("methods given twice")
+	if err := caddyfileargs.Once(d, *methods != nil); err != nil {
+		return err
 	}
 	args := d.RemainingArgs()
 	if len(args) == 0 {
 		return d.Err("methods needs at least one method, e.g. methods GET HEAD")
 	}
 	*methods = args
-	return nil
-}
-
-// versionOneArg reads exactly one argument into *into, refusing a repeat.
-func versionOneArg(d *caddyfile.Dispenser, into *string) error {
-	name := d.Val()
-	if *into != "" {
-		return d.Errf("%s given twice", name)
-	}
-	if !d.NextArg() {
-		return d.ArgErr()
-	}
-	*into = d.Val()
-	if *into == "" {
-		return d.Errf("%s must not be empty", name)
-	}
-	if d.NextArg() {
-		return d.ArgErr()
-	}
 	return nil
 }
 

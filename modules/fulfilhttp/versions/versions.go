@@ -13,7 +13,6 @@ import (
 	"go.uber.org/zap/zapcore"
 
 	"github.com/fulfilgate/fulfilgate/modules/fulfilhttp"
-	"github.com/fulfilgate/fulfilgate/modules/fulfilment"
 	"github.com/fulfilgate/fulfilgate/versioning"
 )
 
@@ -170,10 +169,7 @@ func (h *VersionHandler) Provision(ctx caddy.Context) error {
 		return err
 	}
 	h.table = t
-	if err := fulfilhttp.RegisterMetrics(ctx.GetMetricsRegistry()); err != nil {
-		return err
-	}
-	_, err = fulfilment.FromContext(ctx)
+	_, err = fulfilhttp.LoadApp(ctx)
 	return err
 }
 
