@@ -76,7 +76,21 @@ func ReadBody(w http.ResponseWriter, r *http.Request, limit int64, timeout time.
 	return body, nil
 }
 
-// checkReadTimeout checks a read_timeout given in JSON (the Caddyfile
+// BodyProblem is the answer to an error of ReadBody: 413 payload-too-large
+// (with detail tooLarge, which names the limit), 408 request-timeout, or
+// 400 invalid-request.
+func BodyProblem(err error, tooLarge string) Problem {
+	switch {
+	case errors.Is(err, ErrBodyTooLarge):
+		return NewProblem(http.StatusRequestEntityTooLarge, "payload-too-large", tooLarge)
+	case errors.Is(err, ErrBodyTimeout):
+		return NewProblem(http.StatusRequestTimeout, "request-timeout", "the request body did not arrive in time")
+	default:
+		return NewProblem(http.StatusBadRequest, "invalid-request", "reading the request body: "+err.Error())
+	}
+}
+
+// CheckReadTimeout checks a read_timeout given in JSON (the Caddyfile
 // parser already refuses what it refuses): negative or over 10m.
 func CheckReadTimeout(d caddy.Duration) error {
 	if d < 0 || time.Duration(d) > maxBodyReadTimeout {
@@ -85,7 +99,7 @@ func CheckReadTimeout(d caddy.Duration) error {
 	return nil
 }
 
-// bodyReadTimeout is the effective timeout of a read_timeout setting.
+// BodyReadTimeout is the effective timeout of a read_timeout setting.
 func BodyReadTimeout(d caddy.Duration, def time.Duration) time.Duration {
 	if d <= 0 {
 		return def

@@ -27,16 +27,17 @@ type Problem struct {
 // ProblemType enumeration of docs/openapi.yaml.
 const ProblemTypeBase = "https://github.com/fulfilgate/fulfilgate/blob/main/docs/partners/errors.md#"
 
-// WriteProblem answers status with an application/problem+json body. kind
-// becomes the fragment of the type URI (for example "invalid-token");
-// the title is the status text.
+// NewProblem returns the problem of status: kind becomes the fragment of
+// the type URI (for example "invalid-token"), the title is the status text.
+// Set Field or Versions on it where they apply, and answer it with
+// WriteProblemBody.
+func NewProblem(status int, kind, detail string) Problem {
+	return Problem{Type: ProblemTypeBase + kind, Title: http.StatusText(status), Status: status, Detail: detail}
+}
+
+// WriteProblem answers NewProblem(status, kind, detail).
 func WriteProblem(w http.ResponseWriter, status int, kind, detail string) {
-	WriteProblemBody(w, Problem{
-		Type:   ProblemTypeBase + kind,
-		Title:  http.StatusText(status),
-		Status: status,
-		Detail: detail,
-	})
+	WriteProblemBody(w, NewProblem(status, kind, detail))
 }
 
 // WriteProblemBody answers p.Status with p as application/problem+json.

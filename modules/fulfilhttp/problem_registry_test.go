@@ -53,7 +53,7 @@ func TestProblemTypeBaseIsTheRegistryPage(t *testing.T) {
 
 // emittedProblemKinds reads the non-test sources of this package and of the
 // handler packages below it and returns every problem kind they can answer
-// with, sorted: the kind argument of each WriteProblem call, each
+// with, sorted: the kind argument of each WriteProblem and NewProblem call, each
 // ProblemTypeBase + "<kind>" (outside WriteProblem itself), and the kinds
 // upstreamProblem returns. A kind the test cannot see (not a string literal
 // in those places) fails the test, so that no kind escapes the registry.
@@ -95,13 +95,16 @@ func emittedProblemKinds(t *testing.T) []string {
 		}
 		for _, decl := range f.Decls {
 			fn, ok := decl.(*ast.FuncDecl)
-			if !ok || fn.Body == nil || fn.Name.Name == "WriteProblem" {
-				continue // WriteProblem builds the URI from its argument, checked at each call
+			if !ok || fn.Body == nil || fn.Name.Name == "WriteProblem" || fn.Name.Name == "NewProblem" {
+				continue // they build the URI from their argument, checked at each call
 			}
 			fromUpstream := calls(fn.Body, "upstreamProblem")
 			ast.Inspect(fn.Body, func(n ast.Node) bool {
 				switch n := n.(type) {
 				case *ast.CallExpr:
+					if funcName(n.Fun) == "NewProblem" && len(n.Args) >= 2 {
+						literal(n.Args[1], "the kind argument of NewProblem")
+					}
 					if funcName(n.Fun) == "WriteProblem" && len(n.Args) >= 3 {
 						if _, isVar := n.Args[2].(*ast.Ident); isVar && fromUpstream {
 							return true // a kind upstreamProblem returned: collected there

@@ -3,7 +3,6 @@ package ingest
 import (
 	"crypto/sha256"
 	"crypto/subtle"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"mime"
@@ -168,16 +167,9 @@ func (h *IngestHandler) ServeHTTP(w http.ResponseWriter, r *http.Request, _ cadd
 		return nil
 	}
 	body, err := fulfilhttp.ReadBody(w, r, h.maxBody, fulfilhttp.BodyReadTimeout(h.ReadTimeout, defaultIngestReadTimeout), h.logger)
-	switch {
-	case errors.Is(err, fulfilhttp.ErrBodyTooLarge):
-		fulfilhttp.WriteProblem(w, http.StatusRequestEntityTooLarge, "payload-too-large",
-			fmt.Sprintf("the body is larger than %d bytes; push fewer changes at a time", h.maxBody))
-		return nil
-	case errors.Is(err, fulfilhttp.ErrBodyTimeout):
-		fulfilhttp.WriteProblem(w, http.StatusRequestTimeout, "request-timeout", "the body did not arrive in time; push fewer changes at a time")
-		return nil
-	case err != nil:
-		fulfilhttp.WriteProblem(w, http.StatusBadRequest, "invalid-request", "could not read the body")
+	if err != nil {
+		fulfilhttp.WriteProblemBody(w, fulfilhttp.BodyProblem(err,
+			fmt.Sprintf("the body is larger than %d bytes; push fewer changes at a time", h.maxBody)))
 		return nil
 	}
 	if !h.app.Running() {
@@ -203,15 +195,8 @@ func (h *IngestHandler) ServeHTTP(w http.ResponseWriter, r *http.Request, _ cadd
 	if res.RejectedChanges == nil {
 		res.RejectedChanges = []feed.Rejected{}
 	}
-	return writeIngestJSON(w, http.StatusOK, res)
-}
-
-// writeIngestJSON answers status with v as JSON.
-func writeIngestJSON(w http.ResponseWriter, status int, v any) error {
-	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set("Cache-Control", "no-store")
-	w.WriteHeader(status)
-	return json.NewEncoder(w).Encode(v)
+	fulfilhttp.WriteJSON(w, http.StatusOK, "application/json", res)
+	return nil
 }
 
 // Interface guards

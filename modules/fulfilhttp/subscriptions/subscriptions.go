@@ -199,8 +199,9 @@ func (h *SubscriptionsHandler) storeError(w http.ResponseWriter, r *http.Request
 	var ve *webhooks.ValidationError
 	switch {
 	case errors.As(err, &ve):
-		fulfilhttp.WriteProblemBody(w, fulfilhttp.Problem{Type: fulfilhttp.ProblemTypeBase + "invalid-request", Title: http.StatusText(http.StatusBadRequest),
-			Status: http.StatusBadRequest, Detail: ve.Error(), Field: ve.Field})
+		p := fulfilhttp.NewProblem(http.StatusBadRequest, "invalid-request", ve.Error())
+		p.Field = ve.Field
+		fulfilhttp.WriteProblemBody(w, p)
 	case errors.Is(err, webhooks.ErrNotFound):
 		fulfilhttp.WriteProblem(w, http.StatusNotFound, "not-found", "no such subscription")
 	case errors.Is(err, webhooks.ErrLimit):
@@ -228,27 +229,20 @@ type subscriptionRequest struct{ url, event string }
 // by the subscription store. A non-nil problem is the answer.
 func decodeSubscriptionRequest(w http.ResponseWriter, r *http.Request, timeout time.Duration, logger *zap.Logger) (subscriptionRequest, *fulfilhttp.Problem) {
 	invalid := func(field, detail string) *fulfilhttp.Problem {
-		return &fulfilhttp.Problem{Type: fulfilhttp.ProblemTypeBase + "invalid-request", Title: http.StatusText(http.StatusBadRequest),
-			Status: http.StatusBadRequest, Detail: detail, Field: field}
+		p := fulfilhttp.NewProblem(http.StatusBadRequest, "invalid-request", detail)
+		p.Field = field
+		return &p
 	}
 	mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
 	if err != nil || mt != "application/json" {
 		w.Header().Set("Accept", "application/json")
-		return subscriptionRequest{}, &fulfilhttp.Problem{Type: fulfilhttp.ProblemTypeBase + "unsupported-media-type",
-			Title: http.StatusText(http.StatusUnsupportedMediaType), Status: http.StatusUnsupportedMediaType,
-			Detail: "the request body must be application/json"}
+		p := fulfilhttp.NewProblem(http.StatusUnsupportedMediaType, "unsupported-media-type", "the request body must be application/json")
+		return subscriptionRequest{}, &p
 	}
-	tooLarge := &fulfilhttp.Problem{Type: fulfilhttp.ProblemTypeBase + "payload-too-large", Title: http.StatusText(http.StatusRequestEntityTooLarge),
-		Status: http.StatusRequestEntityTooLarge, Detail: "the request body is larger than " + strconv.Itoa(maxSubscriptionBody) + " bytes"}
 	body, err := fulfilhttp.ReadBody(w, r, maxSubscriptionBody, timeout, logger)
-	switch {
-	case errors.Is(err, fulfilhttp.ErrBodyTooLarge):
-		return subscriptionRequest{}, tooLarge
-	case errors.Is(err, fulfilhttp.ErrBodyTimeout):
-		return subscriptionRequest{}, &fulfilhttp.Problem{Type: fulfilhttp.ProblemTypeBase + "request-timeout", Title: http.StatusText(http.StatusRequestTimeout),
-			Status: http.StatusRequestTimeout, Detail: "the request body did not arrive in time"}
-	case err != nil:
-		return subscriptionRequest{}, invalid("", "reading the request body: "+err.Error())
+	if err != nil {
+		p := fulfilhttp.BodyProblem(err, "the request body is larger than "+strconv.Itoa(maxSubscriptionBody)+" bytes")
+		return subscriptionRequest{}, &p
 	}
 
 	// encoding/json would match field names case-insensitively and replace

@@ -303,13 +303,10 @@ func (h *VersionHandler) refuse(w http.ResponseWriter, r *http.Request, err erro
 	var pe *versioning.PathError
 	switch {
 	case errors.As(err, &uv):
-		fulfilhttp.WriteProblemBody(w, fulfilhttp.Problem{
-			Type:     fulfilhttp.ProblemTypeBase + "unknown-version",
-			Title:    http.StatusText(http.StatusNotFound),
-			Status:   http.StatusNotFound,
-			Detail:   "this version is not served; versions served: " + strings.Join(uv.Served, ", "),
-			Versions: uv.Served,
-		})
+		p := fulfilhttp.NewProblem(http.StatusNotFound, "unknown-version",
+			"this version is not served; versions served: "+strings.Join(uv.Served, ", "))
+		p.Versions = uv.Served
+		fulfilhttp.WriteProblemBody(w, p)
 	case errors.As(err, &pe):
 		if ce := h.logger.Check(zapcore.InfoLevel, "unsafe request path refused"); ce != nil {
 			ce.Write(zap.String("reason", pe.Reason), zap.String("remote_ip", fulfilhttp.ClientAddr(r)), fulfilhttp.RequestIDField(r))

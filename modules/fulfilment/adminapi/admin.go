@@ -21,9 +21,29 @@ import (
 func runningApp() (*fulfilment.App, error) {
 	app, err := fulfilment.ActiveApp()
 	if err != nil {
-		return nil, caddy.APIError{HTTPStatus: http.StatusServiceUnavailable, Err: err}
+		return nil, apiError(http.StatusServiceUnavailable, err)
 	}
 	return app, nil
+}
+
+// apiError is an error answer of the admin API: status, and err's message
+// as {"error": ...}.
+func apiError(status int, err error) error {
+	return caddy.APIError{HTTPStatus: status, Err: err}
+}
+
+// apiErrorf is apiError with a formatted message.
+func apiErrorf(status int, format string, args ...any) error {
+	return apiError(status, fmt.Errorf(format, args...))
+}
+
+// requireMethod answers 405 with Allow unless r uses method.
+func requireMethod(w http.ResponseWriter, r *http.Request, method string) error {
+	if r.Method == method {
+		return nil
+	}
+	w.Header().Set("Allow", method)
+	return apiErrorf(http.StatusMethodNotAllowed, "method %s not allowed; use %s", r.Method, method)
 }
 
 // writeAdminJSON answers status with v as JSON.
@@ -40,7 +60,7 @@ func decodeAdminJSON(r *http.Request, v any) error {
 	dec := json.NewDecoder(http.MaxBytesReader(nil, r.Body, 1<<20))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(v); err != nil {
-		return caddy.APIError{HTTPStatus: http.StatusBadRequest, Err: fmt.Errorf("invalid JSON body: %v", err)}
+		return apiErrorf(http.StatusBadRequest, "invalid JSON body: %w", err)
 	}
 	return nil
 }

@@ -1,7 +1,6 @@
 package adminapi
 
 import (
-	"fmt"
 	"net/http"
 	"strings"
 
@@ -57,11 +56,10 @@ func serveAdminFeeds(w http.ResponseWriter, r *http.Request) error {
 	if op == "reset" {
 		method = http.MethodPost
 	} else if op != "" {
-		return caddy.APIError{HTTPStatus: http.StatusNotFound, Err: fmt.Errorf("unknown feed operation %q; use reset", op)}
+		return apiErrorf(http.StatusNotFound, "unknown feed operation %q; use reset", op)
 	}
-	if r.Method != method {
-		w.Header().Set("Allow", method)
-		return caddy.APIError{HTTPStatus: http.StatusMethodNotAllowed, Err: fmt.Errorf("method %s not allowed; use %s", r.Method, method)}
+	if err := requireMethod(w, r, method); err != nil {
+		return err
 	}
 	app, err := runningApp()
 	if err != nil {
@@ -76,7 +74,7 @@ func serveAdminFeeds(w http.ResponseWriter, r *http.Request) error {
 	}
 	f := app.FeedReader(name)
 	if f == nil {
-		return caddy.APIError{HTTPStatus: http.StatusNotFound, Err: fmt.Errorf("no feed named %q", name)}
+		return apiErrorf(http.StatusNotFound, "no feed named %q", name)
 	}
 	if op == "reset" {
 		var req struct {
@@ -87,7 +85,7 @@ func serveAdminFeeds(w http.ResponseWriter, r *http.Request) error {
 			return err
 		}
 		if err := f.Reset(req.Cursor, req.ForgetSeen); err != nil {
-			return caddy.APIError{HTTPStatus: http.StatusInternalServerError, Err: err}
+			return apiError(http.StatusInternalServerError, err)
 		}
 	}
 	return writeAdminJSON(w, http.StatusOK, f.Status())

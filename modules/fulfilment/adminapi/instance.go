@@ -1,7 +1,6 @@
 package adminapi
 
 import (
-	"fmt"
 	"net/http"
 	"strings"
 	"time"
@@ -60,12 +59,10 @@ type instanceStatus struct {
 
 func serveAdminInstance(w http.ResponseWriter, r *http.Request) error {
 	if p := strings.TrimSuffix(r.URL.Path, "/"); p != adminBase {
-		return caddy.APIError{HTTPStatus: http.StatusNotFound,
-			Err: fmt.Errorf("no admin route %s; the gateway's routes are %s", r.URL.Path, strings.Join(adminRoutes, ", "))}
+		return apiErrorf(http.StatusNotFound, "no admin route %s; the gateway's routes are %s", r.URL.Path, strings.Join(adminRoutes, ", "))
 	}
-	if r.Method != http.MethodGet {
-		w.Header().Set("Allow", http.MethodGet)
-		return caddy.APIError{HTTPStatus: http.StatusMethodNotAllowed, Err: fmt.Errorf("method %s not allowed; use GET", r.Method)}
+	if err := requireMethod(w, r, http.MethodGet); err != nil {
+		return err
 	}
 	out := instanceStatus{InstanceInfo: fulfilment.Instance(), Version: fulfilment.Version(),
 		Warnings: fulfilment.PortWarnings(), Routes: adminRoutes}

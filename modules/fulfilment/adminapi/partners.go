@@ -68,29 +68,17 @@ func (adminPartners) Routes() []caddy.AdminRoute {
 	}
 }
 
-func partnersAdminErr(status int, err error) error {
-	return caddy.APIError{HTTPStatus: status, Err: err}
-}
-
 // tokensAdminErr maps a tokens error onto its status.
 func tokensAdminErr(err error) error {
 	switch {
 	case errors.Is(err, tokens.ErrNotFound):
-		return partnersAdminErr(http.StatusNotFound, err)
+		return apiError(http.StatusNotFound, err)
 	case errors.Is(err, tokens.ErrExists), errors.Is(err, tokens.ErrStatic):
-		return partnersAdminErr(http.StatusConflict, err)
+		return apiError(http.StatusConflict, err)
 	case errors.Is(err, tokens.ErrInvalid):
-		return partnersAdminErr(http.StatusBadRequest, err)
+		return apiError(http.StatusBadRequest, err)
 	}
-	return partnersAdminErr(http.StatusInternalServerError, err)
-}
-
-func partnersMethod(w http.ResponseWriter, r *http.Request, method string) error {
-	if r.Method == method {
-		return nil
-	}
-	w.Header().Set("Allow", method)
-	return partnersAdminErr(http.StatusMethodNotAllowed, fmt.Errorf("method %s not allowed; use %s", r.Method, method))
+	return apiError(http.StatusInternalServerError, err)
 }
 
 func adminTokenService() (*tokens.Service, error) {
@@ -100,7 +88,7 @@ func adminTokenService() (*tokens.Service, error) {
 	}
 	svc := app.TokenService()
 	if svc == nil {
-		return nil, partnersAdminErr(http.StatusServiceUnavailable, errors.New("the token service is not running"))
+		return nil, apiError(http.StatusServiceUnavailable, errors.New("the token service is not running"))
 	}
 	return svc, nil
 }
@@ -124,7 +112,7 @@ func serveAdminPartners(w http.ResponseWriter, r *http.Request) error {
 	case len(seg) == 0 && r.Method == http.MethodGet:
 		return writeAdminJSON(w, http.StatusOK, svc.Partners())
 	case len(seg) == 0:
-		if err := partnersMethod(w, r, http.MethodPost); err != nil {
+		if err := requireMethod(w, r, http.MethodPost); err != nil {
 			return err
 		}
 		var req createPartnerRequest
@@ -139,12 +127,12 @@ func serveAdminPartners(w http.ResponseWriter, r *http.Request) error {
 	case len(seg) == 1 && r.Method == http.MethodDelete:
 		return adminDeletePartner(w, svc, seg[0])
 	case len(seg) == 2 && (seg[1] == "disable" || seg[1] == "enable"):
-		if err := partnersMethod(w, r, http.MethodPost); err != nil {
+		if err := requireMethod(w, r, http.MethodPost); err != nil {
 			return err
 		}
 		return adminSetPartnerActive(w, svc, seg[0], seg[1] == "enable")
 	case len(seg) == 1:
-		if err := partnersMethod(w, r, http.MethodGet); err != nil {
+		if err := requireMethod(w, r, http.MethodGet); err != nil {
 			return err
 		}
 		p, err := svc.PartnerInfo(seg[0])
@@ -153,7 +141,7 @@ func serveAdminPartners(w http.ResponseWriter, r *http.Request) error {
 		}
 		return writeAdminJSON(w, http.StatusOK, p)
 	case len(seg) == 2 && seg[1] == "clients":
-		if err := partnersMethod(w, r, http.MethodPost); err != nil {
+		if err := requireMethod(w, r, http.MethodPost); err != nil {
 			return err
 		}
 		creds, err := svc.AddClient(seg[0])
@@ -162,7 +150,7 @@ func serveAdminPartners(w http.ResponseWriter, r *http.Request) error {
 		}
 		return writeAdminJSON(w, http.StatusCreated, creds)
 	case len(seg) == 3 && seg[1] == "webhook-key" && seg[2] == "rotate":
-		if err := partnersMethod(w, r, http.MethodPost); err != nil {
+		if err := requireMethod(w, r, http.MethodPost); err != nil {
 			return err
 		}
 		wk, err := svc.RotateWebhookKey(seg[0])
@@ -171,7 +159,7 @@ func serveAdminPartners(w http.ResponseWriter, r *http.Request) error {
 		}
 		return writeAdminJSON(w, http.StatusOK, map[string]string{"partner": seg[0], "webhook_key": wk})
 	case len(seg) == 4 && seg[1] == "clients":
-		if err := partnersMethod(w, r, http.MethodPost); err != nil {
+		if err := requireMethod(w, r, http.MethodPost); err != nil {
 			return err
 		}
 		partner, client := seg[0], seg[2]
@@ -190,7 +178,7 @@ func serveAdminPartners(w http.ResponseWriter, r *http.Request) error {
 			return writeAdminJSON(w, http.StatusOK, map[string]any{"client_id": client, "active": active})
 		}
 	}
-	return partnersAdminErr(http.StatusNotFound, fmt.Errorf("no such partners route: %s %s", r.Method, r.URL.Path))
+	return apiError(http.StatusNotFound, fmt.Errorf("no such partners route: %s %s", r.Method, r.URL.Path))
 }
 
 func serveAdminKeys(w http.ResponseWriter, r *http.Request) error {
@@ -200,12 +188,12 @@ func serveAdminKeys(w http.ResponseWriter, r *http.Request) error {
 	}
 	switch strings.Trim(strings.TrimPrefix(r.URL.Path, adminKeysBase), "/") {
 	case "":
-		if err := partnersMethod(w, r, http.MethodGet); err != nil {
+		if err := requireMethod(w, r, http.MethodGet); err != nil {
 			return err
 		}
 		return writeAdminJSON(w, http.StatusOK, svc.Keys())
 	case "rotate":
-		if err := partnersMethod(w, r, http.MethodPost); err != nil {
+		if err := requireMethod(w, r, http.MethodPost); err != nil {
 			return err
 		}
 		k, err := svc.RotateSigningKey()
@@ -214,7 +202,7 @@ func serveAdminKeys(w http.ResponseWriter, r *http.Request) error {
 		}
 		return writeAdminJSON(w, http.StatusOK, k)
 	}
-	return partnersAdminErr(http.StatusNotFound, fmt.Errorf("no such keys route: %s", r.URL.Path))
+	return apiError(http.StatusNotFound, fmt.Errorf("no such keys route: %s", r.URL.Path))
 }
 
 // Interface guards

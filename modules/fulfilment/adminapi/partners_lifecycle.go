@@ -40,7 +40,7 @@ func adminDeletePartner(w http.ResponseWriter, svc *tokens.Service, id string) e
 	n, subErr := deletePartnerSubscriptions(id)
 	switch {
 	case subErr != nil:
-		return partnersAdminErr(http.StatusInternalServerError,
+		return apiError(http.StatusInternalServerError,
 			fmt.Errorf("partner %s deleted, but deleting its subscriptions failed (run the delete again): %w", id, subErr))
 	case err != nil && n == 0:
 		return tokensAdminErr(err)

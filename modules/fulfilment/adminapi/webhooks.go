@@ -2,7 +2,6 @@ package adminapi
 
 import (
 	"errors"
-	"fmt"
 	"net/http"
 	"strconv"
 	"strings"
@@ -49,32 +48,19 @@ func (adminWebhooks) Routes() []caddy.AdminRoute {
 	return []caddy.AdminRoute{{Pattern: adminWebhooksBase, Handler: h}, {Pattern: strings.TrimSuffix(adminWebhooksBase, "/"), Handler: h}}
 }
 
-func whAdminErr(status int, format string, args ...any) error {
-	return caddy.APIError{HTTPStatus: status, Err: fmt.Errorf(format, args...)}
-}
-
-// whAdminMethod answers 405 unless r uses method.
-func whAdminMethod(w http.ResponseWriter, r *http.Request, method string) error {
-	if r.Method == method {
-		return nil
-	}
-	w.Header().Set("Allow", method)
-	return whAdminErr(http.StatusMethodNotAllowed, "method %s not allowed; use %s", r.Method, method)
-}
-
 func serveAdminWebhooks(w http.ResponseWriter, r *http.Request) error {
 	op := strings.TrimPrefix(strings.TrimPrefix(r.URL.Path, strings.TrimSuffix(adminWebhooksBase, "/")), "/")
 	switch op {
 	case "": // the index: the operations, with the depth
 	case "test", "queued", "dead", "replay", "depth":
 	default:
-		return whAdminErr(http.StatusNotFound, "unknown webhooks operation %q; use test, queued, dead, replay or depth", op)
+		return apiErrorf(http.StatusNotFound, "unknown webhooks operation %q; use test, queued, dead, replay or depth", op)
 	}
 	method := http.MethodGet
 	if op == "test" || op == "replay" {
 		method = http.MethodPost
 	}
-	if err := whAdminMethod(w, r, method); err != nil {
+	if err := requireMethod(w, r, method); err != nil {
 		return err
 	}
 	app, err := runningApp()
@@ -83,7 +69,7 @@ func serveAdminWebhooks(w http.ResponseWriter, r *http.Request) error {
 	}
 	svc := app.WebhookService()
 	if svc == nil {
-		return whAdminErr(http.StatusServiceUnavailable, "the webhook service is not running")
+		return apiErrorf(http.StatusServiceUnavailable, "the webhook service is not running")
 	}
 	switch op {
 	case "test":
@@ -110,7 +96,7 @@ func adminSendTest(w http.ResponseWriter, r *http.Request, svc *webhooks.Service
 		return err
 	}
 	if in.Subscription == "" {
-		return whAdminErr(http.StatusBadRequest, "subscription: required")
+		return apiErrorf(http.StatusBadRequest, "subscription: required")
 	}
 	id, err := svc.SendTest(in.Subscription)
 	if err != nil {
@@ -127,20 +113,20 @@ func adminListDeliveries(w http.ResponseWriter, r *http.Request, svc *webhooks.S
 			continue
 		}
 		if k != "subscription" && k != "partner" && k != "limit" {
-			return whAdminErr(http.StatusBadRequest, "unknown parameter %q; use subscription, partner, limit (and since for dead deliveries)", k)
+			return apiErrorf(http.StatusBadRequest, "unknown parameter %q; use subscription, partner, limit (and since for dead deliveries)", k)
 		}
 	}
 	if s := q.Get("since"); s != "" {
 		t, err := time.Parse(time.RFC3339, s)
 		if err != nil {
-			return whAdminErr(http.StatusBadRequest, "since must be an RFC 3339 time, got %q", s)
+			return apiErrorf(http.StatusBadRequest, "since must be an RFC 3339 time, got %q", s)
 		}
 		f.DiedSince = t
 	}
 	if s := q.Get("limit"); s != "" {
 		n, err := strconv.Atoi(s)
 		if err != nil || n < 1 || n > 10000 {
-			return whAdminErr(http.StatusBadRequest, "limit must be an integer from 1 to 10000, got %q", s)
+			return apiErrorf(http.StatusBadRequest, "limit must be an integer from 1 to 10000, got %q", s)
 		}
 		f.Limit = n
 	}
@@ -169,20 +155,20 @@ func adminReplay(w http.ResponseWriter, r *http.Request, svc *webhooks.Service) 
 	}
 	switch {
 	case in.Delivery != "" && (in.Subscription != "" || in.Since != ""):
-		return whAdminErr(http.StatusBadRequest, "give either delivery, or subscription and since")
+		return apiErrorf(http.StatusBadRequest, "give either delivery, or subscription and since")
 	case in.Delivery != "":
 		if err := svc.Replay(in.Delivery); err != nil {
 			return whAdminOpError(err, "dead delivery "+in.Delivery)
 		}
 		return writeAdminJSON(w, http.StatusOK, map[string]int{"replayed": 1})
 	case in.Subscription == "":
-		return whAdminErr(http.StatusBadRequest, "give either delivery, or subscription and since")
+		return apiErrorf(http.StatusBadRequest, "give either delivery, or subscription and since")
 	}
 	since := time.Time{}
 	if in.Since != "" {
 		t, err := time.Parse(time.RFC3339, in.Since)
 		if err != nil {
-			return whAdminErr(http.StatusBadRequest, "since must be an RFC 3339 time, got %q", in.Since)
+			return apiErrorf(http.StatusBadRequest, "since must be an RFC 3339 time, got %q", in.Since)
 		}
 		since = t
 	}
@@ -198,11 +184,11 @@ func whAdminOpError(err error, what string) error {
 	var ve *webhooks.ValidationError
 	switch {
 	case errors.Is(err, webhooks.ErrNotFound):
-		return whAdminErr(http.StatusNotFound, "%s not found", what)
+		return apiErrorf(http.StatusNotFound, "%s not found", what)
 	case errors.As(err, &ve):
-		return whAdminErr(http.StatusBadRequest, "%v", ve)
+		return apiError(http.StatusBadRequest, ve)
 	default:
-		return whAdminErr(http.StatusInternalServerError, "%s: %v", what, err)
+		return apiErrorf(http.StatusInternalServerError, "%s: %w", what, err)
 	}
 }
 
