@@ -56,5 +56,5 @@ func WriteJSON(w http.ResponseWriter, status int, contentType string, v any) {
 	h.Set("Cache-Control", "no-store")
 	h.Set("X-Content-Type-Options", "nosniff")
 	w.WriteHeader(status)
-	_, _ = w.Write(body)
+	_, _ = w.Write(body) // a failed write is a client gone: nothing is left to answer
 }

@@ -87,7 +87,7 @@ func (a *App) Provision(ctx caddy.Context) error {
 	}
 	abs, err := filepath.Abs(a.dir)
 	if err != nil {
-		return fmt.Errorf("data_dir %q: %v", a.dir, err)
+		return fmt.Errorf("data_dir %q: %w", a.dir, err)
 	}
 	a.dir = abs
 	if err := errors.Join(

@@ -1,6 +1,7 @@
 package fulfilment
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 	"sync"
@@ -99,7 +100,9 @@ func (s *feedSet) apply(cfgs []*FeedConfig, pub feed.Publisher, partners feed.Pa
 	}
 	for name, f := range s.feeds {
 		if !want[name] {
-			_ = f.Close()
+			if err := f.Close(); err != nil {
+				s.logger.Error("stopping a feed reader that is no longer configured", zap.String("feed", name), zap.Error(err))
+			}
 			delete(s.feeds, name)
 			s.logger.Info("feed reader stopped: no longer configured", zap.String("feed", name))
 		}
@@ -112,11 +115,14 @@ func (s *feedSet) Close() error {
 	liveFeedSets.Delete(s)
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	var errs []error
 	for name, f := range s.feeds {
-		_ = f.Close()
+		if err := f.Close(); err != nil {
+			errs = append(errs, fmt.Errorf("feed %s: %w", name, err))
+		}
 		delete(s.feeds, name)
 	}
-	return nil
+	return errors.Join(errs...)
 }
 
 // startFeeds starts (or, on a reload, re-configures) the feed readers.

@@ -37,6 +37,6 @@ func serveOpenAPI(w http.ResponseWriter, r *http.Request, logger *zap.Logger) {
 	h.Set("X-Content-Type-Options", "nosniff")
 	w.WriteHeader(http.StatusOK)
 	if r.Method == http.MethodGet {
-		_, _ = w.Write(body)
+		_, _ = w.Write(body) // a failed write is a client gone: nothing is left to answer
 	}
 }

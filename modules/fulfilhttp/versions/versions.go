@@ -193,11 +193,11 @@ func (h *VersionHandler) buildTable() (*versioning.Table, error) {
 		Methods:      h.Methods,
 	}
 	if err := checkVersionUpstream(h.Upstream); err != nil {
-		return nil, fmt.Errorf("fulfilment_version: upstream: %v", err)
+		return nil, fmt.Errorf("fulfilment_version: upstream: %w", err)
 	}
 	for _, v := range h.Versions {
 		if err := checkVersionUpstream(v.Upstream); err != nil {
-			return nil, fmt.Errorf("fulfilment_version: version %q: upstream: %v", v.Name, err)
+			return nil, fmt.Errorf("fulfilment_version: version %q: upstream: %w", v.Name, err)
 		}
 		up := v.Upstream
 		if up == "" {
@@ -212,7 +212,7 @@ func (h *VersionHandler) buildTable() (*versioning.Table, error) {
 	}
 	t, err := versioning.New(cfg)
 	if err != nil {
-		return nil, fmt.Errorf("fulfilment_version: %v", err)
+		return nil, fmt.Errorf("fulfilment_version: %w", err)
 	}
 	return t, nil
 }
@@ -228,7 +228,7 @@ func checkVersionUpstream(addr string) error {
 	}
 	na, err := caddy.ParseNetworkAddress(addr)
 	if err != nil {
-		return fmt.Errorf("%q: %v", addr, err)
+		return fmt.Errorf("%q: %w", addr, err)
 	}
 	if na.PortRangeSize() != 1 || (na.StartPort == 0 && !na.IsUnixNetwork()) {
 		return fmt.Errorf("%q: must name exactly one port", addr)
