@@ -9,12 +9,6 @@ import (
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
 )
 
-// testHeaders are the default header names of a guard, as the handlers
-// after it see them through the identity it attaches.
-func testHeaders() *IdentityHeaders {
-	return &IdentityHeaders{Identity: "X-Partner-Id", Protected: []string{"X-Partner-Id", "X-Request-Id"}}
-}
-
 // withVerifiedPartner returns r as the Bearer guard passes it on for
 // partner (no identity if partner is empty): with Caddy's vars in its context.
 func withVerifiedPartner(r *http.Request, partner string) *http.Request {

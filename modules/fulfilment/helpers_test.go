@@ -179,3 +179,18 @@ func (a *App) partner(id string) (tokens.Partner, bool) {
 	}
 	return svc.Partner(id)
 }
+
+// provisioned returns the context of configJSON, provisioned (nothing
+// listens).
+func provisioned(t *testing.T, configJSON string) caddy.Context {
+	t.Helper()
+	var cfg caddy.Config
+	if err := json.Unmarshal([]byte(configJSON), &cfg); err != nil {
+		t.Fatal(err)
+	}
+	ctx, err := caddy.ProvisionContext(&cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ctx
+}

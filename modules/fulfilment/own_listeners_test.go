@@ -1,27 +1,9 @@
 package fulfilment
 
 import (
-	"encoding/json"
 	"slices"
 	"testing"
-
-	"github.com/caddyserver/caddy/v2"
 )
-
-// provisioned returns the context of configJSON, provisioned (nothing
-// listens).
-func provisioned(t *testing.T, configJSON string) caddy.Context {
-	t.Helper()
-	var cfg caddy.Config
-	if err := json.Unmarshal([]byte(configJSON), &cfg); err != nil {
-		t.Fatal(err)
-	}
-	ctx, err := caddy.ProvisionContext(&cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return ctx
-}
 
 // The gateway's own listeners come from the config: the admin endpoint
 // (its address, the default when none is set, nothing when disabled or on

@@ -1,9 +1,21 @@
 package tokenauth
 
 import (
+	"context"
+	"net/http"
+	"net/http/httptest"
 	"regexp"
+	"testing"
+
+	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
+	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
+	"go.uber.org/zap/zaptest/observer"
 
 	"github.com/fulfilgate/fulfilgate/internal/fulfilmenttest"
+	"github.com/fulfilgate/fulfilgate/modules/fulfilhttp"
+	"github.com/fulfilgate/fulfilgate/modules/fulfilment"
+	"github.com/fulfilgate/fulfilgate/tokens"
 )
 
 // Demo credentials and a real fulfilment app (fulfilmenttest).
@@ -22,3 +34,56 @@ var (
 )
 
 var uuidV4 = regexp.MustCompile(`^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$`)
+
+// upstreamSeen records what the next handler received.
+type upstreamSeen struct {
+	called    bool
+	header    http.Header
+	partner   string
+	requestID any // the fulfilment.request_id variable
+}
+
+func newAuthHandler(t testing.TB, a *fulfilment.App, h *AuthHandler) (*AuthHandler, *observer.ObservedLogs) {
+	t.Helper()
+	if err := h.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	core, logs := observer.New(zapcore.DebugLevel)
+	h.app, h.logger = a, zap.New(core)
+	h.setup()
+	return h, logs
+}
+
+func serveAuth(t testing.TB, h *AuthHandler, hdr ...string) (*httptest.ResponseRecorder, *upstreamSeen) {
+	t.Helper()
+	r := httptest.NewRequest("GET", "/api/fulfilment/v4/shipments", nil)
+	for i := 0; i+1 < len(hdr); i += 2 {
+		r.Header.Add(hdr[i], hdr[i+1])
+	}
+	extra := new(caddyhttp.ExtraLogFields)
+	ctx := context.WithValue(r.Context(), caddyhttp.VarsCtxKey, map[string]any{})
+	ctx = context.WithValue(ctx, caddyhttp.ExtraLogFieldsCtxKey, extra)
+	r = r.WithContext(ctx)
+	seen := new(upstreamSeen)
+	next := caddyhttp.HandlerFunc(func(w http.ResponseWriter, r *http.Request) error {
+		seen.called = true
+		seen.header = r.Header.Clone()
+		seen.partner, _ = fulfilhttp.PartnerFromRequest(r)
+		seen.requestID = caddyhttp.GetVar(r.Context(), fulfilhttp.RequestIDVar)
+		w.WriteHeader(http.StatusTeapot)
+		return nil
+	})
+	w := httptest.NewRecorder()
+	if err := h.ServeHTTP(w, r, next); err != nil {
+		t.Fatal(err)
+	}
+	return w, seen
+}
+
+func mustAuth(a *fulfilment.App) tokens.Client {
+	c, ok := a.TokenService().Authenticate(tAcmeID, tAcmeSecret)
+	if !ok {
+		panic("test client does not authenticate")
+	}
+	return c
+}

@@ -3,52 +3,14 @@ package adminapi
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"net/http"
-	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/caddyserver/caddy/v2"
-
-	"github.com/fulfilgate/fulfilgate/modules/fulfilment"
 	"github.com/fulfilgate/fulfilgate/webhooks"
 )
-
-// loadTestConfig runs a real Caddy config (admin endpoint disabled) holding
-// only the fulfilment app, so that runningApp finds it.
-func loadTestConfig(t *testing.T, webhooksJSON string) *fulfilment.App {
-	t.Helper()
-	cfg := fmt.Sprintf(`{"admin":{"disabled":true},"apps":{"fulfilment":{"data_dir":%q,"webhooks":%s}}}`,
-		t.TempDir(), webhooksJSON)
-	if err := caddy.Load([]byte(cfg), true); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = caddy.Stop() })
-	app, err := runningApp()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return app
-}
-
-// adminDo calls the webhooks admin handler; it returns the status (from the
-// API error, if any) and the body.
-func adminDo(t *testing.T, method, target, body string) (int, []byte) {
-	t.Helper()
-	r := httptest.NewRequest(method, target, strings.NewReader(body))
-	w := httptest.NewRecorder()
-	if err := serveAdminWebhooks(w, r); err != nil {
-		var ae caddy.APIError
-		if !errors.As(err, &ae) {
-			t.Fatalf("%s %s: not an API error: %v", method, target, err)
-		}
-		return ae.HTTPStatus, []byte(ae.Err.Error())
-	}
-	return w.Code, w.Body.Bytes()
-}
 
 func TestAdminWebhooksOperations(t *testing.T) {
 	// One attempt, then dead: the partner "ghost" has no webhook key, so
