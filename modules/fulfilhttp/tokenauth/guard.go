@@ -144,11 +144,9 @@ func (h *AuthHandler) Validate() error {
 // ServeHTTP implements caddyhttp.MiddlewareHandler.
 func (h *AuthHandler) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyhttp.Handler) error {
 	rid := fulfilhttp.NewRequestID()
-	// One slice for both: a later Add on either side appends to a full
-	// slice and so copies it.
-	v := []string{rid}
-	w.Header()[h.requestID] = v
-	r.Header[h.requestID] = v
+	// A slice each: what runs later may edit one in place.
+	w.Header()[h.requestID] = []string{rid}
+	r.Header[h.requestID] = []string{rid}
 	// Caddy's vars map (nil outside a Caddy server), looked up once.
 	vars, _ := r.Context().Value(caddyhttp.VarsCtxKey).(map[string]any)
 	if vars != nil {

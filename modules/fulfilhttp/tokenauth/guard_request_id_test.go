@@ -87,3 +87,29 @@ func logFieldKeys(e *caddyhttp.ExtraLogFields) []string {
 	}
 	return keys
 }
+
+// A handler after the guard that edits the request's request id header in
+// place (as a header directive may) does not change the id the partner
+// gets on the answer.
+func TestAuthGuardRequestIDOfTheAnswerIsItsOwn(t *testing.T) {
+	a := startTokensApp(t, testTokensConfig())
+	h, _ := newAuthHandler(t, a, &AuthHandler{})
+	tok, err := a.TokenService().Token(mustAuth(a))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := httptest.NewRequest("GET", "/api/fulfilment/v4/shipments", nil)
+	r.Header.Set("Authorization", "Bearer "+tok.AccessToken)
+	r = r.WithContext(context.WithValue(r.Context(), caddyhttp.VarsCtxKey, map[string]any{}))
+	w := httptest.NewRecorder()
+	next := caddyhttp.HandlerFunc(func(w http.ResponseWriter, r *http.Request) error {
+		r.Header["X-Request-Id"][0] = "edited-upstream"
+		return nil
+	})
+	if err := h.ServeHTTP(w, r, next); err != nil {
+		t.Fatal(err)
+	}
+	if got := w.Header().Get("X-Request-Id"); !uuidV4.MatchString(got) {
+		t.Fatalf("the answer's X-Request-Id is %q after an edit of the request's, want the guard's UUID", got)
+	}
+}

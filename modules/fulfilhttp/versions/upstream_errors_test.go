@@ -100,3 +100,24 @@ func TestUpstreamSuccessPassesThrough(t *testing.T) {
 		}
 	}
 }
+
+// Every header the gateway set before proxying is on the problem that
+// replaces an upstream error, however many there are.
+func TestUpstreamErrorKeepsEveryHeaderSetBeforeProxying(t *testing.T) {
+	rec := httptest.NewRecorder()
+	set := []string{"X-Request-Id", "Deprecation", "Sunset", "Link", "X-One", "X-Two", "X-Three", "X-Four"}
+	for _, name := range set {
+		rec.Header().Set(name, "gateway-"+name)
+	}
+	if err := serveAsProblems(rec, httptest.NewRequest("GET", "/x", nil), wmsAnswer(500, "{}", false), zap.NewNop()); err != nil {
+		t.Fatal(err)
+	}
+	if rec.Code != http.StatusInternalServerError {
+		t.Fatalf("status %d, want 500", rec.Code)
+	}
+	for _, name := range set {
+		if got := rec.Header().Get(name); got != "gateway-"+name {
+			t.Errorf("%s = %q on the problem, want the gateway's %q (set before proxying)", name, got, "gateway-"+name)
+		}
+	}
+}
