@@ -30,14 +30,21 @@ func Once(d *caddyfile.Dispenser, given bool) error {
 	return nil
 }
 
+// once returns the option's name and its one argument, refusing a repeat
+// (given: it was set before).
+func once(d *caddyfile.Dispenser, given bool) (name, v string, err error) {
+	name = d.Val()
+	if err := Once(d, given); err != nil {
+		return name, "", err
+	}
+	v, err = One(d)
+	return name, v, err
+}
+
 // String reads the option's one argument into *into, once; an empty value
 // is refused.
 func String(d *caddyfile.Dispenser, into *string) error {
-	name := d.Val()
-	if err := Once(d, *into != ""); err != nil {
-		return err
-	}
-	v, err := One(d)
+	name, v, err := once(d, *into != "")
 	if err != nil {
 		return err
 	}
@@ -51,11 +58,7 @@ func String(d *caddyfile.Dispenser, into *string) error {
 // Duration reads the option's one argument, a positive duration in Caddy's
 // units (ms, s, m, h, d), into *into, once.
 func Duration(d *caddyfile.Dispenser, into *caddy.Duration) error {
-	name := d.Val()
-	if err := Once(d, *into != 0); err != nil {
-		return err
-	}
-	v, err := One(d)
+	name, v, err := once(d, *into != 0)
 	if err != nil {
 		return err
 	}
@@ -73,11 +76,7 @@ func Duration(d *caddyfile.Dispenser, into *caddy.Duration) error {
 // PositiveInt reads the option's one argument, a positive integer, into
 // *into, once.
 func PositiveInt(d *caddyfile.Dispenser, into *int) error {
-	name := d.Val()
-	if err := Once(d, *into != 0); err != nil {
-		return err
-	}
-	v, err := One(d)
+	name, v, err := once(d, *into != 0)
 	if err != nil {
 		return err
 	}
