@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"path/filepath"
+	"strings"
 )
 
 // The benchmark partner is the demo's partner-acme (so the simulator's
@@ -15,20 +16,15 @@ const (
 )
 
 // ports are the listeners of one measurement: the gateway's admin API, its
-// protected and bare sites, and the WMS simulator.
+// protected and bare sites, the WMS simulator, and the decomposition's
+// sites (by name; none unless asked for).
 type ports struct {
 	admin, protected, bare, wms int
+	parts                       map[string]int
 }
 
-// gatewaySite is the demo Caddyfile's gateway site (TestGatewaySiteIsTheDemos
-// compares them), proxying to the simulator on wmsPort.
-func gatewaySite(port, wmsPort int) string {
-	return fmt.Sprintf(`http://:%d {
-	@token path /api/auth/token
-	fulfilment_token @token
-	fulfilment_auth
-	fulfilment_subscriptions
-	fulfilment_version {
+// versionBlock is the demo's version mapping.
+const versionBlock = `	fulfilment_version {
 		map products items
 		map outbounds outbound-orders
 		map inbounds inbound-orders
@@ -42,22 +38,59 @@ func gatewaySite(port, wmsPort int) string {
 			deprecated 2026-06-01T00:00:00Z sunset 2027-06-30T00:00:00Z successor v4
 		}
 	}
-	reverse_proxy 127.0.0.1:%d {
-		lb_retries 2
-	}
+`
+
+// Lines of the demo's gateway site.
+const (
+	tokenLines = "\t@token path /api/auth/token\n\tfulfilment_token @token\n"
+	guardLine  = "\tfulfilment_auth\n"
+	subsLine   = "\tfulfilment_subscriptions\n"
+)
+
+// proxyBlock is the demo's reverse_proxy to the simulator on wmsPort.
+func proxyBlock(wmsPort int) string {
+	return fmt.Sprintf("\treverse_proxy 127.0.0.1:%d {\n\t\tlb_retries 2\n\t}\n", wmsPort)
 }
-`, port, wmsPort)
+
+func site(port int, body ...string) string {
+	return fmt.Sprintf("http://:%d {\n%s}\n", port, strings.Join(body, ""))
+}
+
+// gatewaySite is the demo Caddyfile's gateway site (TestGatewaySiteIsTheDemos
+// compares them), proxying to the simulator on wmsPort.
+func gatewaySite(port, wmsPort int) string {
+	return site(port, tokenLines, guardLine, subsLine, versionBlock, proxyBlock(wmsPort))
 }
 
 // bareSite is the baseline: the same reverse_proxy, and nothing else.
 func bareSite(port, wmsPort int) string {
-	return fmt.Sprintf(`http://:%d {
-	reverse_proxy 127.0.0.1:%d {
-		lb_retries 2
-	}
+	return site(port, proxyBlock(wmsPort))
 }
-`, port, wmsPort)
+
+// part is a site of the decomposition: a part of the protected site in
+// front of the same proxy, and the path its requests take.
+type part struct {
+	name, path string
+	site       func(port, wmsPort int) string
 }
+
+// decomposition splits the protected site's cost (-decompose).
+var decomposition = []part{
+	// The version mapping alone.
+	{"versioned", protectedPath, func(port, wms int) string { return site(port, versionBlock, proxyBlock(wms)) }},
+	// The guard alone.
+	{"guarded", barePath, func(port, wms int) string { return site(port, guardLine, proxyBlock(wms)) }},
+	// The protected site without the guard.
+	{"routed", protectedPath, func(port, wms int) string {
+		return site(port, tokenLines, subsLine, versionBlock, proxyBlock(wms))
+	}},
+}
+
+// The paths of the two sides' requests.
+const (
+	protectedPath = "/api/fulfilment/v4/products"
+	barePath      = "/wms/items"
+)
 
 // wmsSite is the WMS simulator, as in the demo.
 func wmsSite(port int) string {
@@ -66,8 +99,9 @@ func wmsSite(port int) string {
 
 // gatewayCaddyfile is the gateway process's configuration: the fulfilment
 // app with the benchmark's partner (no feed, so no background polling),
-// the protected and the bare site, and, with sameProcess, the simulator
-// too (the demo's single process). No access logs, as in the demo.
+// the protected and the bare site, the decomposition's sites given ports,
+// and, with sameProcess, the simulator too (the demo's single process).
+// No access logs, as in the demo.
 func gatewayCaddyfile(p ports, dir string, sameProcess bool) string {
 	cf := fmt.Sprintf(`{
 	admin 127.0.0.1:%d
@@ -84,6 +118,11 @@ func gatewayCaddyfile(p ports, dir string, sameProcess bool) string {
 
 `, p.admin, filepath.Join(dir, "data"), benchPartner, benchClient, benchSecret) +
 		gatewaySite(p.protected, p.wms) + "\n" + bareSite(p.bare, p.wms)
+	for _, pt := range decomposition {
+		if port, ok := p.parts[pt.name]; ok {
+			cf += "\n" + pt.site(port, p.wms)
+		}
+	}
 	if sameProcess {
 		cf += "\n" + wmsSite(p.wms)
 	}

@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -26,23 +27,34 @@ const instructionTarget = 1.03
 // dumps in out. One P and no asynchronous preemption: valgrind runs one
 // thread at a time anyway, a single P leaves no idle P to spin looking for
 // work (spinning would count instructions that depend on timing), and
-// callgrind 3.19 fails an assertion on the preemption signals.
-func callgrindWrapper(out string) (wrapper, env []string) {
-	return []string{"valgrind", "--tool=callgrind", "--instr-atstart=no",
-			"--callgrind-out-file=" + filepath.Join(out, "callgrind.out.%p")},
-		[]string{"GOMAXPROCS=1", "GODEBUG=asyncpreemptoff=1"}
+// callgrind 3.19 fails an assertion on the preemption signals. The dumps
+// hold costs per instruction address (--dump-instr), so that a function's
+// own cost can be found from the binary's symbols: callgrind's own split
+// by function follows a call stack that Go's goroutine switches confuse.
+// gogc, if set, is the gateway's GOGC.
+func callgrindWrapper(out, gogc string) (wrapper, env []string) {
+	env = []string{"GOMAXPROCS=1", "GODEBUG=asyncpreemptoff=1"}
+	if gogc != "" {
+		env = append(env, "GOGC="+gogc)
+	}
+	return []string{"valgrind", "--tool=callgrind", "--instr-atstart=no", "--dump-instr=yes",
+		"--callgrind-out-file=" + filepath.Join(out, "callgrind.out.%p")}, env
 }
 
 // callgrind counts the gateway's instructions per request of each side:
-// reps repetitions of requests requests per side, alternating, the
+// reps repetitions of requests requests per side, the order rotating, the
 // counters zeroed before and dumped after each.
 func callgrind(c config, g *gateway) error {
 	pid := g.proc.pid()
-	fmt.Printf("blackbox: callgrind, %d repetitions of %d requests per side (%d keep-alive connections), GOMAXPROCS=1\n",
-		c.reps, c.requests, c.workers)
+	gogc := c.gogc
+	if gogc == "" {
+		gogc = "default"
+	}
+	fmt.Printf("blackbox: callgrind, %d repetitions of %d requests per side (%d keep-alive connections), GOMAXPROCS=1, GOGC %s\n",
+		c.reps, c.requests, c.workers, gogc)
 	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: c.workers, MaxIdleConns: 2 * c.workers},
 		Timeout: 5 * time.Minute}
-	sides := []side{g.protected, g.bare}
+	sides := append([]side{g.protected, g.bare}, g.parts...)
 	for _, s := range sides { // warm-up, uninstrumented
 		if err := sendN(client, s, 4*c.workers*25, c.workers); err != nil {
 			return err
@@ -56,15 +68,13 @@ func callgrind(c config, g *gateway) error {
 			return err
 		}
 	}
-	perReq := make([][]float64, 2)
-	var ratios []float64
+	perReq := make([][]float64, len(sides))
+	ratios := make([][]float64, len(sides)) // to bare, per repetition
 	for rep := range c.reps {
-		order := []int{0, 1}
-		if rep%2 == 1 {
-			order = []int{1, 0}
-		}
-		for _, j := range order {
+		for k := range sides {
+			j := (k + rep) % len(sides) // each side first in turn
 			label := fmt.Sprintf("%s-%d", sides[j].name, rep+1)
+			m0, mErr := readMemStats(g.ports.admin)
 			if err := callgrindControl(pid, "--zero"); err != nil {
 				return err
 			}
@@ -79,24 +89,67 @@ func callgrind(c config, g *gateway) error {
 				return err
 			}
 			perReq[j] = append(perReq[j], float64(ir)/float64(c.requests))
-			fmt.Printf("  %-12s %12d instructions: %9.0f per request  (%s)\n", label, ir, perReq[j][rep], file)
+			mem := "allocations unknown"
+			if m1, err := readMemStats(g.ports.admin); err == nil && mErr == nil {
+				n := float64(c.requests)
+				mem = fmt.Sprintf("%5.1f allocations (%6.0f B) per request, %d GC cycles",
+					float64(m1.Mallocs-m0.Mallocs)/n, float64(m1.TotalAlloc-m0.TotalAlloc)/n, m1.NumGC-m0.NumGC)
+			}
+			fmt.Printf("  %-12s %9.0f instructions per request, %s  (%s)\n", label, perReq[j][rep], mem, filepath.Base(file))
 		}
-		ratios = append(ratios, perReq[0][rep]/perReq[1][rep])
+		for j := range sides {
+			ratios[j] = append(ratios[j], perReq[j][rep]/perReq[1][rep])
+		}
 	}
-	p, b, r := statsOf(perReq[0]), statsOf(perReq[1]), statsOf(ratios)
-	verdict := "met"
-	if p.median/b.median > instructionTarget {
-		verdict = "NOT met"
+	bare := statsOf(perReq[1])
+	fmt.Printf("instructions per request: bare %.0f (%.0f-%.0f)\n", bare.median, bare.lo, bare.hi)
+	verdict := ""
+	for j, s := range sides {
+		if j == 1 {
+			continue
+		}
+		p, r := statsOf(perReq[j]), statsOf(ratios[j])
+		line := fmt.Sprintf("%-9s %.0f (%.0f-%.0f): %+.0f; ratio to bare %.4f (repetitions %.4f-%.4f)",
+			s.name, p.median, p.lo, p.hi, p.median-bare.median, p.median/bare.median, r.lo, r.hi)
+		if j == 0 {
+			verdict = "met"
+			if p.median/bare.median > instructionTarget {
+				verdict = "NOT met"
+			}
+			line += fmt.Sprintf("; target <= %.2f: %s", instructionTarget, verdict)
+		}
+		fmt.Println(line)
 	}
-	fmt.Printf("instructions per request: protected %.0f (%.0f-%.0f), bare %.0f (%.0f-%.0f): %+.0f\n",
-		p.median, p.lo, p.hi, b.median, b.lo, b.hi, p.median-b.median)
-	fmt.Printf("ratio protected/bare: %.4f (repetitions %.4f-%.4f); target <= %.2f: %s\n",
-		p.median/b.median, r.lo, r.hi, instructionTarget, verdict)
-	fmt.Printf("read a dump with: callgrind_annotate --inclusive=yes FILE | head -60\n")
+	fmt.Printf("each function's own instructions per request, and the difference to another dump's:\n\tgo run ./bench/blackbox/cgflat -bin %s -n %d DUMP [BASE_DUMP]\n", g.bin, c.requests)
 	if verdict != "met" {
 		return errTargetMissed
 	}
 	return nil
+}
+
+// memStats are the gateway's allocation and GC counters, from its admin
+// API (expvar's memstats): they explain instructions (a repetition with
+// one GC cycle more than another costs some instructions per request more)
+// and count what every request allocates.
+type memStats struct {
+	NumGC      int64 `json:"NumGC"`
+	Mallocs    int64 `json:"Mallocs"`
+	TotalAlloc int64 `json:"TotalAlloc"`
+}
+
+func readMemStats(admin int) (memStats, error) {
+	resp, err := http.Get(fmt.Sprintf("http://127.0.0.1:%d/debug/vars", admin))
+	if err != nil {
+		return memStats{}, err
+	}
+	defer resp.Body.Close()
+	var v struct {
+		Memstats memStats `json:"memstats"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&v); err != nil {
+		return memStats{}, fmt.Errorf("/debug/vars: %w", err)
+	}
+	return v.Memstats, nil
 }
 
 // callgrindControl sends one command to the callgrind of pid.

@@ -59,6 +59,8 @@ type config struct {
 	warmup                time.Duration
 	// callgrind mode
 	requests, reps, workers int
+	decompose               bool
+	gogc                    string
 }
 
 func main() {
@@ -66,7 +68,7 @@ func main() {
 	flag.StringVar(&c.mode, "mode", "throughput", "throughput, callgrind or profile")
 	flag.StringVar(&c.caddy, "caddy", "", "gateway binary (default: a fresh build of ./cmd/fulfilgate)")
 	flag.StringVar(&c.wms, "wms", "separate", "separate: the WMS simulator in a process of its own; same: in the gateway's process (the demo's shape)")
-	flag.StringVar(&c.out, "out", "", "directory to keep the profiles (profile mode, required) or callgrind's dumps (callgrind mode)")
+	flag.StringVar(&c.out, "out", "", "directory to keep the profiles (profile mode, required) or callgrind's dumps (callgrind mode), and the gateway binary built")
 	flag.IntVar(&c.pairs, "pairs", 10, "round pairs (throughput mode), each side once per pair, the order alternating")
 	flag.DurationVar(&c.load.duration, "duration", 5*time.Second, "length of one round")
 	flag.DurationVar(&c.warmup, "warmup", 3*time.Second, "unmeasured load on each side first")
@@ -75,6 +77,8 @@ func main() {
 	flag.IntVar(&c.requests, "requests", 2000, "requests per side and repetition (callgrind mode)")
 	flag.IntVar(&c.reps, "reps", 3, "repetitions per side (callgrind mode), alternating")
 	flag.IntVar(&c.workers, "workers", 4, "keep-alive connections of the callgrind mode's client")
+	flag.StringVar(&c.gogc, "gogc", "", "callgrind mode: the gateway's GOGC (default: Go's, 100); off counts the instructions without garbage collection, which vary with when a cycle falls")
+	flag.BoolVar(&c.decompose, "decompose", false, "callgrind mode: also count sites that split the protected site's cost (versioned: the version mapping alone; guarded: the guard alone; routed: the protected site without the guard)")
 	flag.Parse()
 	if err := run(c); err != nil {
 		fmt.Fprintln(os.Stderr, "blackbox:", err)
@@ -103,10 +107,16 @@ func run(c config) error {
 		if wrk, err = exec.LookPath("wrk"); err != nil {
 			return errors.New(wrkMissing)
 		}
-		if c.mode == "profile" && c.out == "" {
+		if c.mode != "callgrind" && (c.decompose || c.gogc != "") {
+		return errors.New("-decompose and -gogc are for -mode callgrind")
+	}
+	if c.mode == "profile" && c.out == "" {
 			return errors.New("-mode profile needs -out DIR")
 		}
 	case "callgrind":
+		if _, err := exec.LookPath("callgrind_control"); err != nil {
+			return errors.New("valgrind is not installed: apt-get install -y valgrind")
+		}
 		if _, err := exec.LookPath("valgrind"); err != nil {
 			return errors.New("valgrind is not installed: apt-get install -y valgrind")
 		}
@@ -118,9 +128,16 @@ func run(c config) error {
 		return err
 	}
 	defer os.RemoveAll(tmp)
+	if c.out == "" {
+		c.out = filepath.Join(tmp, "out")
+	}
+	if err := os.MkdirAll(c.out, 0o755); err != nil {
+		return err
+	}
 	bin := c.caddy
 	if bin == "" {
-		bin = filepath.Join(tmp, "caddy")
+		// Kept beside the dumps and profiles, which name its functions.
+		bin = filepath.Join(c.out, "caddy")
 		if err := buildGateway(bin); err != nil {
 			return err
 		}
@@ -130,15 +147,9 @@ func run(c config) error {
 
 	var wrapper, env []string
 	if c.mode == "callgrind" {
-		if c.out == "" {
-			c.out = filepath.Join(tmp, "callgrind")
-		}
-		if err := os.MkdirAll(c.out, 0o755); err != nil {
-			return err
-		}
-		wrapper, env = callgrindWrapper(c.out)
+		wrapper, env = callgrindWrapper(c.out, c.gogc)
 	}
-	g, err := startProcesses(bin, tmp, c.wms == "same", wrapper, env)
+	g, err := startProcesses(bin, tmp, c.wms == "same", c.decompose, wrapper, env)
 	if err != nil {
 		return err
 	}
@@ -154,12 +165,14 @@ func run(c config) error {
 }
 
 // gateway is the running set-up: the gateway process, the simulator's
-// process (nil when it runs inside the gateway), the ports and the two
-// sides' requests.
+// process (nil when it runs inside the gateway), the ports, the two
+// sides' requests and those of the decomposition's sites (if any).
 type gateway struct {
+	bin             string
 	proc, wms       *process
 	ports           ports
 	protected, bare side
+	parts           []side
 }
 
 func (g *gateway) stop() {
@@ -170,15 +183,20 @@ func (g *gateway) stop() {
 }
 
 // startProcesses starts the simulator (unless sameProcess) and the gateway
-// (under wrapper, if any), fetches a token and checks both sides answer
-// alike.
-func startProcesses(bin, dir string, sameProcess bool, wrapper, env []string) (*gateway, error) {
-	free, err := freePorts(4)
+// (under wrapper, if any), with the decomposition's sites if asked,
+// fetches a token and checks both sides answer alike.
+func startProcesses(bin, dir string, sameProcess, decompose bool, wrapper, env []string) (*gateway, error) {
+	free, err := freePorts(4 + len(decomposition))
 	if err != nil {
 		return nil, err
 	}
-	p := ports{admin: free[0], protected: free[1], bare: free[2], wms: free[3]}
-	g := &gateway{ports: p}
+	p := ports{admin: free[0], protected: free[1], bare: free[2], wms: free[3], parts: map[string]int{}}
+	if decompose {
+		for i, pt := range decomposition {
+			p.parts[pt.name] = free[4+i]
+		}
+	}
+	g := &gateway{bin: bin, ports: p}
 	if !sameProcess {
 		if g.wms, err = startCaddy(bin, filepath.Join(dir, "wms"), "wms", wmsCaddyfile(p), nil); err != nil {
 			return nil, err
@@ -211,10 +229,22 @@ func startProcesses(bin, dir string, sameProcess bool, wrapper, env []string) (*
 		return fail(err)
 	}
 	h := http.Header{"Authorization": {"Bearer " + token}, "X-Partner-Id": {benchPartner}}
-	g.protected = side{name: "protected", url: fmt.Sprintf("http://127.0.0.1:%d/api/fulfilment/v4/products", p.protected), header: h}
-	g.bare = side{name: "bare", url: fmt.Sprintf("http://127.0.0.1:%d/wms/items", p.bare), header: h}
-	if err := checkSides(g.protected, g.bare); err != nil {
+	g.protected = side{name: "protected", url: fmt.Sprintf("http://127.0.0.1:%d%s", p.protected, protectedPath), header: h}
+	g.bare = side{name: "bare", url: fmt.Sprintf("http://127.0.0.1:%d%s", p.bare, barePath), header: h}
+	if err := sameAnswer(g.protected, g.bare); err != nil {
 		return fail(err)
+	}
+	if err := guarded(g.protected); err != nil {
+		return fail(err)
+	}
+	for _, pt := range decomposition {
+		if port, ok := p.parts[pt.name]; ok {
+			s := side{name: pt.name, url: fmt.Sprintf("http://127.0.0.1:%d%s", port, pt.path), header: h}
+			if err := sameAnswer(s, g.bare); err != nil {
+				return fail(err)
+			}
+			g.parts = append(g.parts, s)
+		}
 	}
 	return g, nil
 }

@@ -2,7 +2,6 @@ package main
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -185,31 +184,41 @@ func (s side) fetch(client *http.Client) (int, []byte, http.Header, error) {
 	return resp.StatusCode, b, resp.Header, err
 }
 
-// checkSides makes sure both sides answer 200 with the same body (so the
-// simulator does the same work for each) and that the protected side is
-// guarded: without the token it answers 401.
-func checkSides(protected, bare side) error {
+// sameAnswer makes sure both sides answer 200 with the same body (so the
+// simulator does the same work for each).
+func sameAnswer(a, b side) error {
 	c := &http.Client{Timeout: 60 * time.Second}
-	ps, pb, ph, err := protected.fetch(c)
+	as, ab, _, err := a.fetch(c)
 	if err != nil {
 		return err
 	}
-	bs, bb, _, err := bare.fetch(c)
+	bs, bb, _, err := b.fetch(c)
 	if err != nil {
 		return err
 	}
-	if ps != http.StatusOK || bs != http.StatusOK {
-		return fmt.Errorf("protected answered %d, bare %d; want 200 from both:\n%s\n%s", ps, bs, pb, bb)
+	if as != http.StatusOK || bs != http.StatusOK {
+		return fmt.Errorf("%s answered %d, %s %d; want 200 from both:\n%s\n%s", a.name, as, b.name, bs, ab, bb)
 	}
-	if string(pb) != string(bb) {
-		return fmt.Errorf("the two sides answered different bodies:\nprotected %s\nbare      %s", pb, bb)
+	if string(ab) != string(bb) {
+		return fmt.Errorf("%s and %s answered different bodies:\n%s\n%s", a.name, b.name, ab, bb)
 	}
-	if ph.Get("X-Request-Id") == "" {
-		return errors.New("the protected side's answer has no X-Request-Id: is the guard in front of it?")
+	return nil
+}
+
+// guarded makes sure the side is behind the guard: its answer carries a
+// request id, and without the token it answers 401.
+func guarded(s side) error {
+	c := &http.Client{Timeout: 60 * time.Second}
+	_, _, h, err := s.fetch(c)
+	if err != nil {
+		return err
 	}
-	anon := side{name: "anonymous", url: protected.url, header: http.Header{}}
+	if h.Get("X-Request-Id") == "" {
+		return fmt.Errorf("the %s side's answer has no X-Request-Id: is the guard in front of it?", s.name)
+	}
+	anon := side{name: "anonymous", url: s.url, header: http.Header{}}
 	if as, _, _, err := anon.fetch(c); err != nil || as != http.StatusUnauthorized {
-		return fmt.Errorf("the protected side without a token answered %d (%v), want 401", as, err)
+		return fmt.Errorf("the %s side without a token answered %d (%v), want 401", s.name, as, err)
 	}
 	return nil
 }
