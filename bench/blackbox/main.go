@@ -108,9 +108,9 @@ func run(c config) error {
 			return errors.New(wrkMissing)
 		}
 		if c.mode != "callgrind" && (c.decompose || c.gogc != "") {
-		return errors.New("-decompose and -gogc are for -mode callgrind")
-	}
-	if c.mode == "profile" && c.out == "" {
+			return errors.New("-decompose and -gogc are for -mode callgrind")
+		}
+		if c.mode == "profile" && c.out == "" {
 			return errors.New("-mode profile needs -out DIR")
 		}
 	case "callgrind":
