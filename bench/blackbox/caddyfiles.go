@@ -84,6 +84,11 @@ var decomposition = []part{
 	{"routed", protectedPath, func(port, wms int) string {
 		return site(port, tokenLines, subsLine, versionBlock, proxyBlock(wms))
 	}},
+	// The protected site without the token endpoint's route (its path
+	// matcher runs on every request).
+	{"tokenless", protectedPath, func(port, wms int) string {
+		return site(port, guardLine, subsLine, versionBlock, proxyBlock(wms))
+	}},
 }
 
 // The paths of the two sides' requests.

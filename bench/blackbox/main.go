@@ -78,7 +78,7 @@ func main() {
 	flag.IntVar(&c.reps, "reps", 3, "repetitions per side (callgrind mode), alternating")
 	flag.IntVar(&c.workers, "workers", 4, "keep-alive connections of the callgrind mode's client")
 	flag.StringVar(&c.gogc, "gogc", "", "callgrind mode: the gateway's GOGC (default: Go's, 100); off counts the instructions without garbage collection, which vary with when a cycle falls")
-	flag.BoolVar(&c.decompose, "decompose", false, "callgrind mode: also count sites that split the protected site's cost (versioned: the version mapping alone; guarded: the guard alone; routed: the protected site without the guard)")
+	flag.BoolVar(&c.decompose, "decompose", false, "callgrind mode: also count sites that split the protected site's cost (versioned: the version mapping alone; guarded: the guard alone; routed: the protected site without the guard; tokenless: without the token endpoint's route)")
 	flag.Parse()
 	if err := run(c); err != nil {
 		fmt.Fprintln(os.Stderr, "blackbox:", err)
@@ -107,7 +107,7 @@ func run(c config) error {
 		if wrk, err = exec.LookPath("wrk"); err != nil {
 			return errors.New(wrkMissing)
 		}
-		if c.mode != "callgrind" && (c.decompose || c.gogc != "") {
+		if c.decompose || c.gogc != "" {
 			return errors.New("-decompose and -gogc are for -mode callgrind")
 		}
 		if c.mode == "profile" && c.out == "" {
