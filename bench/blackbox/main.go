@@ -22,20 +22,27 @@
 //	-mode callgrind   the gateway under valgrind --tool=callgrind
 //	                  (GOMAXPROCS=1, no asynchronous preemption), a fixed
 //	                  number of requests per side and repetition, counters
-//	                  zeroed before and dumped after each: instructions per
-//	                  request of each side and their ratio, without this
-//	                  machine's noise. Target: <= 1.03.
+//	                  zeroed before and dumped after each: instructions,
+//	                  allocations and GC cycles per request of each side and
+//	                  the instructions' ratio, without this machine's noise.
+//	                  Target: <= 1.03. A repetition with a GC cycle more
+//	                  costs more: many requests per repetition even that
+//	                  out, and -gogc off leaves GC out (then the bytes
+//	                  allocated per request stand for its cost). -decompose
+//	                  adds sites that split the protected site's cost.
 //	-mode profile     a 10 s CPU profile and a 10 s allocation profile
 //	                  (the admin API's /debug/pprof) of the gateway under
 //	                  each side's load, written to -out, with the requests
 //	                  each load made, to diff with go tool pprof -diff_base.
 //
-// Run it from the repository root; it builds ./cmd/fulfilgate unless given
-// -caddy. wrk must be installed (apt-get install -y wrk), valgrind for the
-// callgrind mode.
+// Run it from the repository root; it builds ./cmd/fulfilgate (into -out,
+// if given) unless given -caddy. wrk must be installed (apt-get install -y
+// wrk), valgrind for the callgrind mode (apt-get install -y valgrind).
 //
 //	go run ./bench/blackbox                              # 10 pairs of 5 s rounds, 2 threads, 32 connections
-//	go run ./bench/blackbox -mode callgrind              # 3 repetitions of 2000 requests per side
+//	go run ./bench/blackbox -mode callgrind              # 3 repetitions of 10000 requests per side
+//	go run ./bench/blackbox -mode callgrind -gogc off -decompose -requests 3000 -out /tmp/cg
+//	go run ./bench/blackbox/cgflat -bin /tmp/cg/caddy -n 3000 /tmp/cg/callgrind.out.PID.1 /tmp/cg/callgrind.out.PID.2
 //	go run ./bench/blackbox -mode profile -out /tmp/prof
 //	go run ./bench/blackbox -wms same                    # the simulator in the gateway's process, as in the demo
 package main
@@ -74,7 +81,7 @@ func main() {
 	flag.DurationVar(&c.warmup, "warmup", 3*time.Second, "unmeasured load on each side first")
 	flag.IntVar(&c.load.threads, "threads", 2, "wrk threads")
 	flag.IntVar(&c.load.connections, "connections", 32, "wrk keep-alive connections")
-	flag.IntVar(&c.requests, "requests", 2000, "requests per side and repetition (callgrind mode)")
+	flag.IntVar(&c.requests, "requests", 10000, "requests per side and repetition (callgrind mode)")
 	flag.IntVar(&c.reps, "reps", 3, "repetitions per side (callgrind mode), alternating")
 	flag.IntVar(&c.workers, "workers", 4, "keep-alive connections of the callgrind mode's client")
 	flag.StringVar(&c.gogc, "gogc", "", "callgrind mode: the gateway's GOGC (default: Go's, 100); off counts the instructions without garbage collection, which vary with when a cycle falls")
