@@ -56,8 +56,10 @@ type problemResponseWriter struct {
 	failed      bool // the upstream answered 5xx
 	// ours are the headers the gateway had set before proxying, with the
 	// gateway's values (the proxy may overwrite them with the WMS's, e.g.
-	// Server).
-	ours []preset
+	// Server). Usually two (Server and the request id): room for them is
+	// inline, so the writer stays small; more go to the heap.
+	ours   []preset
+	inline [2]preset
 }
 
 type preset struct {
@@ -67,9 +69,8 @@ type preset struct {
 
 func newProblemResponseWriter(w http.ResponseWriter) *problemResponseWriter {
 	pw := &problemResponseWriter{ResponseWriterWrapper: caddyhttp.ResponseWriterWrapper{ResponseWriter: w}}
-	hdr := w.Header()
-	pw.ours = make([]preset, 0, len(hdr))
-	for name, values := range hdr {
+	pw.ours = pw.inline[:0]
+	for name, values := range w.Header() {
 		pw.ours = append(pw.ours, preset{name, values})
 	}
 	return pw
