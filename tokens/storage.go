@@ -17,9 +17,9 @@ type Store interface {
 // PartnerStore keeps partners created at run time and the generated
 // webhook keys of static partners.
 type PartnerStore interface {
-	// Pepper returns the stored pepper; when there is none it stores
-	// candidate and returns it (concurrent callers all get the one stored).
-	Pepper(candidate []byte) ([]byte, error)
+	// Pepper returns the stored pepper; when there is none it stores the
+	// one generate returns (called only then) and returns it.
+	Pepper(generate func() ([]byte, error)) ([]byte, error)
 	Partners() ([]PartnerRecord, error)
 	// CreatePartner stores a partner and its first clients in one
 	// transaction.

@@ -32,8 +32,9 @@ type SubscriptionStorage interface {
 	// CreateSubscription stores sub atomically, unless sub's partner already
 	// has a subscription with sub's unique key (it is returned, with created
 	// false) or has limit subscriptions or more (ErrLimit). Concurrent
-	// creates of the same subscription store one.
-	CreateSubscription(sub Subscription, limit int) (stored Subscription, created bool, err error)
+	// creates of the same subscription store one. ctx bounds the retries
+	// of a create that races others.
+	CreateSubscription(ctx context.Context, sub Subscription, limit int) (stored Subscription, created bool, err error)
 	// DeleteSubscription deletes partnerID's subscription id and returns it;
 	// a missing id or another partner's is ErrNotFound.
 	DeleteSubscription(partnerID, id string) (Subscription, error)
@@ -91,8 +92,9 @@ type QueueStorage interface {
 	// in order; with goes with the last, so it is never committed before
 	// every entry is.
 	Enqueue(entries []QueueEntry, with TxWrites) error
-	// ReadSchedule opens a reader over one consistent snapshot of the
-	// schedule. The caller closes it.
+	// ReadSchedule opens a reader over the schedule (a snapshot, or a
+	// view that may show writes made while it is open). The caller closes
+	// it.
 	ReadSchedule() (ScheduleReader, error)
 	// Settle records the outcomes of a batch of attempts, as few
 	// transactions as possible; done[i] tells whether batch[i] was
@@ -107,7 +109,7 @@ type QueueStorage interface {
 	Depth() (queued, dead int64, err error)
 }
 
-// ScheduleReader iterates the schedule of one snapshot in position order.
+// ScheduleReader iterates the schedule in position order.
 // It is used by one goroutine at a time.
 type ScheduleReader interface {
 	// Seek moves to the first entry at or after pos (nil: the first).

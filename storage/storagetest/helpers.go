@@ -1,6 +1,7 @@
 package storagetest
 
 import (
+	"context"
 	"fmt"
 	"slices"
 	"time"
@@ -76,3 +77,11 @@ func sameStrings(got, want []string) error {
 	}
 	return nil
 }
+
+// gen is a pepper generator returning p.
+func gen(p string) func() ([]byte, error) {
+	return func() ([]byte, error) { return []byte(p), nil }
+}
+
+// ctx is the context of calls that take one.
+var ctx = context.Background()

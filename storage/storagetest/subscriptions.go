@@ -16,7 +16,7 @@ func sub(id, partner, url string) webhooks.Subscription {
 
 var subscriptionBehaviours = []Behaviour{
 	{"subscriptions/a created subscription survives a restart", func(t *testing.T, b Backend) {
-		got, created, err := b.Webhooks.CreateSubscription(sub("sub_1", "P1", "https://example.com/a"), 10)
+		got, created, err := b.Webhooks.CreateSubscription(ctx, sub("sub_1", "P1", "https://example.com/a"), 10)
 		if err != nil || !created || got.ID != "sub_1" {
 			t.Fatalf("CreateSubscription = %+v, %v, %v; want sub_1 created", got, created, err)
 		}
@@ -26,33 +26,33 @@ var subscriptionBehaviours = []Behaviour{
 		}
 	}},
 	{"subscriptions/the same partner, event and URL give the existing one", func(t *testing.T, b Backend) {
-		first, _, err := b.Webhooks.CreateSubscription(sub("sub_1", "P1", "https://example.com/a"), 10)
+		first, _, err := b.Webhooks.CreateSubscription(ctx, sub("sub_1", "P1", "https://example.com/a"), 10)
 		if err != nil {
 			t.Fatal(err)
 		}
 		// Scheme and host differ in case only: the same URL.
-		got, created, err := b.Webhooks.CreateSubscription(sub("sub_2", "P1", "HTTPS://EXAMPLE.com/a"), 10)
+		got, created, err := b.Webhooks.CreateSubscription(ctx, sub("sub_2", "P1", "HTTPS://EXAMPLE.com/a"), 10)
 		if err != nil || created || got != first {
 			t.Fatalf("second create = %+v, created %v, %v; want the first one, not created", got, created, err)
 		}
-		other, created, err := b.Webhooks.CreateSubscription(sub("sub_3", "P2", "https://example.com/a"), 10)
+		other, created, err := b.Webhooks.CreateSubscription(ctx, sub("sub_3", "P2", "https://example.com/a"), 10)
 		if err != nil || !created || other.ID != "sub_3" {
 			t.Fatalf("another partner's create = %+v, created %v, %v; want a new subscription", other, created, err)
 		}
 	}},
 	{"subscriptions/the limit per partner holds", func(t *testing.T, b Backend) {
 		for i := range 2 {
-			if _, _, err := b.Webhooks.CreateSubscription(sub(fmt.Sprint("sub_", i), "P1", fmt.Sprint("https://example.com/", i)), 2); err != nil {
+			if _, _, err := b.Webhooks.CreateSubscription(ctx, sub(fmt.Sprint("sub_", i), "P1", fmt.Sprint("https://example.com/", i)), 2); err != nil {
 				t.Fatal(err)
 			}
 		}
-		if _, _, err := b.Webhooks.CreateSubscription(sub("sub_x", "P1", "https://example.com/x"), 2); !errors.Is(err, webhooks.ErrLimit) {
+		if _, _, err := b.Webhooks.CreateSubscription(ctx, sub("sub_x", "P1", "https://example.com/x"), 2); !errors.Is(err, webhooks.ErrLimit) {
 			t.Fatalf("third create with limit 2: %v, want ErrLimit", err)
 		}
 		if _, err := b.Webhooks.DeleteSubscription("P1", "sub_0"); err != nil {
 			t.Fatal(err)
 		}
-		if _, created, err := b.Webhooks.CreateSubscription(sub("sub_x", "P1", "https://example.com/x"), 2); err != nil || !created {
+		if _, created, err := b.Webhooks.CreateSubscription(ctx, sub("sub_x", "P1", "https://example.com/x"), 2); err != nil || !created {
 			t.Fatalf("create after a delete freed a place: created %v, %v; want created", created, err)
 		}
 	}},
@@ -65,7 +65,7 @@ var subscriptionBehaviours = []Behaviour{
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				s, _, err := b.Webhooks.CreateSubscription(sub(fmt.Sprint("sub_", i), "P1", "https://example.com/same"), 100)
+				s, _, err := b.Webhooks.CreateSubscription(ctx, sub(fmt.Sprint("sub_", i), "P1", "https://example.com/same"), 100)
 				ids[i], errs[i] = s.ID, err
 			}()
 		}
@@ -82,7 +82,7 @@ var subscriptionBehaviours = []Behaviour{
 	}},
 	{"subscriptions/delete is the owner's only", func(t *testing.T, b Backend) {
 		s := sub("sub_1", "P1", "https://example.com/a")
-		if _, _, err := b.Webhooks.CreateSubscription(s, 10); err != nil {
+		if _, _, err := b.Webhooks.CreateSubscription(ctx, s, 10); err != nil {
 			t.Fatal(err)
 		}
 		if _, err := b.Webhooks.DeleteSubscription("P2", "sub_1"); !errors.Is(err, webhooks.ErrNotFound) {
@@ -99,13 +99,13 @@ var subscriptionBehaviours = []Behaviour{
 		if len(all) != 0 {
 			t.Fatalf("after delete and restart: %+v, want none", all)
 		}
-		again, created, err := b.Webhooks.CreateSubscription(sub("sub_2", "P1", "https://example.com/a"), 10)
+		again, created, err := b.Webhooks.CreateSubscription(ctx, sub("sub_2", "P1", "https://example.com/a"), 10)
 		if err != nil || !created || again.ID != "sub_2" {
 			t.Fatalf("create again after delete = %+v, %v, %v; want a new subscription", again, created, err)
 		}
 	}},
 	{"subscriptions/a consistent store needs no repair", func(t *testing.T, b Backend) {
-		if _, _, err := b.Webhooks.CreateSubscription(sub("sub_1", "P1", "https://example.com/a"), 10); err != nil {
+		if _, _, err := b.Webhooks.CreateSubscription(ctx, sub("sub_1", "P1", "https://example.com/a"), 10); err != nil {
 			t.Fatal(err)
 		}
 		orphans, counts, err := b.Webhooks.RepairSubscriptions()

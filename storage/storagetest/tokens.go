@@ -9,18 +9,18 @@ import (
 
 var tokenBehaviours = []Behaviour{
 	{"tokens/pepper is created once and kept", func(t *testing.T, b Backend) {
-		first, err := b.Tokens.Pepper([]byte("pepper-one-0123456789abcdef012345"))
+		first, err := b.Tokens.Pepper(gen("pepper-one-0123456789abcdef012345"))
 		if err != nil {
 			t.Fatal(err)
 		}
-		second, err := b.Tokens.Pepper([]byte("pepper-two-0123456789abcdef012345"))
+		second, err := b.Tokens.Pepper(gen("pepper-two-0123456789abcdef012345"))
 		if err != nil {
 			t.Fatal(err)
 		}
 		if !bytes.Equal(first, second) || string(first) != "pepper-one-0123456789abcdef012345" {
 			t.Fatalf("Pepper gave %q then %q, want the first candidate both times", first, second)
 		}
-		again, err := b.Reopen(t).Tokens.Pepper([]byte("pepper-three"))
+		again, err := b.Reopen(t).Tokens.Pepper(gen("pepper-three"))
 		if err != nil || !bytes.Equal(again, first) {
 			t.Fatalf("after a restart Pepper gave %q (%v), want the stored %q", again, err, first)
 		}
