@@ -68,10 +68,11 @@ var deadLetterBehaviours = []Behaviour{
 		if err != nil || n != 1 {
 			t.Fatalf("PurgeDead = %d, %v; want the one other expired letter", n, err)
 		}
-		got, _ := deadRecords(b.Reopen(t))
+		r := b.Reopen(t)
+		got, _ := deadRecords(r)
 		if err := sameStrings(got, recordsOf(entry("whd_3", "P1", t0))); err != nil {
 			t.Fatalf("dead letters left: %v", err)
 		}
-		depth(t, b, 0, 1)
+		depth(t, r, 0, 1)
 	}},
 }

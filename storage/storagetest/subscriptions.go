@@ -95,11 +95,12 @@ var subscriptionBehaviours = []Behaviour{
 		if err != nil || got != s {
 			t.Fatalf("owner's delete = %+v, %v; want %+v", got, err, s)
 		}
-		all, _ := b.Reopen(t).Webhooks.Subscriptions()
+		r := b.Reopen(t)
+		all, _ := r.Webhooks.Subscriptions()
 		if len(all) != 0 {
 			t.Fatalf("after delete and restart: %+v, want none", all)
 		}
-		again, created, err := b.Webhooks.CreateSubscription(ctx, sub("sub_2", "P1", "https://example.com/a"), 10)
+		again, created, err := r.Webhooks.CreateSubscription(ctx, sub("sub_2", "P1", "https://example.com/a"), 10)
 		if err != nil || !created || again.ID != "sub_2" {
 			t.Fatalf("create again after delete = %+v, %v, %v; want a new subscription", again, created, err)
 		}

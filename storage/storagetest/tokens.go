@@ -76,8 +76,9 @@ var tokenBehaviours = []Behaviour{
 		if err := b.Tokens.DeletePartner("P1", []string{"P1-c", "never-existed"}); err != nil {
 			t.Fatal(err)
 		}
-		ps, _ := b.Reopen(t).Tokens.Partners()
-		cs, _ := b.Tokens.Clients()
+		r := b.Reopen(t)
+		ps, _ := r.Tokens.Partners()
+		cs, _ := r.Tokens.Clients()
 		if len(ps) != 1 || ps[0].ID != "P2" || len(cs) != 1 || cs[0].ID != "P2-c" {
 			t.Fatalf("after deleting P1: partners %+v, clients %+v; want only P2 and its client", ps, cs)
 		}
