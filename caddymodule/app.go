@@ -64,8 +64,8 @@ type App struct {
 	ctx     caddy.Context
 	logger  *zap.Logger
 	storage StorageBackend
-	dir    string
-	encKey []byte // the decoded EncryptionKey, nil without one
+	dir     string
+	encKey  []byte // the decoded EncryptionKey, nil without one
 
 	// state is set by Start and cleared by Stop; request handlers read it
 	// without locks.
