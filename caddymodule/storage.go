@@ -32,7 +32,8 @@ type StorageBackend interface {
 }
 
 // Stores are an open backend's stores; Close closes the backend after the
-// services using them are closed.
+// services using them are closed. Tokens and Webhooks return the same store
+// at every call (a reload hands the running services their own store).
 type Stores interface {
 	Tokens() tokens.Store
 	Webhooks() webhooks.Storage
