@@ -20,6 +20,18 @@ func sameURLKey(u *url.URL) string {
 	return k.String()
 }
 
+// SubscriptionUniqueKey is what makes a subscription unique: partner, event
+// and the URL's comparison form (sameURLKey; a URL that no longer parses
+// counts in its raw form), joined by NUL. A storage backend's uniqueness
+// index is on it.
+func SubscriptionUniqueKey(sub Subscription) string {
+	u, err := url.Parse(sub.NotificationURL)
+	if err != nil {
+		return sub.PartnerID + "\x00" + sub.Event + "\x00" + sub.NotificationURL
+	}
+	return sub.PartnerID + "\x00" + sub.Event + "\x00" + sameURLKey(u)
+}
+
 // uniqueKey is the Badger key that makes partnerID's subscription of event
 // at u unique. Create writes it and Delete removes it, both through this
 // function, so the two always agree.
