@@ -1,14 +1,14 @@
--- The gateway's state. Times are timestamptz (microseconds); ids are the
--- gateway's own strings.
+-- The gateway's state. Times are Unix nanoseconds (bigint, *_ns), as the
+-- gateway's records keep them exact. Records the gateway encodes itself
+-- (a delivery with its attempt log) are bytea, opaque to the database.
 
 -- +goose Up
 
 -- Secrets of the whole deployment, shared by every instance: "pepper", the
 -- key of the clients' secret hashes.
 CREATE TABLE gateway_secrets (
-    name       text PRIMARY KEY,
-    value      bytea NOT NULL,
-    created_at timestamptz NOT NULL DEFAULT now()
+    name  text PRIMARY KEY,
+    value bytea NOT NULL
 );
 
 -- Partners created at run time (the configuration's partners are not
@@ -16,10 +16,10 @@ CREATE TABLE gateway_secrets (
 -- signed with.
 CREATE TABLE partners (
     id            text PRIMARY KEY,
-    consolidation boolean NOT NULL DEFAULT false,
+    consolidation boolean NOT NULL,
     webhook_key   text NOT NULL,
-    disabled      boolean NOT NULL DEFAULT false,
-    created_at    timestamptz NOT NULL
+    disabled      boolean NOT NULL,
+    created_ns    bigint
 );
 
 -- The generated webhook key of a partner from the configuration that sets
@@ -27,8 +27,8 @@ CREATE TABLE partners (
 CREATE TABLE static_webhook_keys (
     partner_id  text PRIMARY KEY,
     webhook_key text NOT NULL,
-    created_at  timestamptz NOT NULL,
-    rotated_at  timestamptz
+    created_ns  bigint,
+    rotated_ns  bigint
 );
 
 -- OAuth2 clients of partners from the configuration or the partners table,
@@ -39,123 +39,109 @@ CREATE TABLE static_webhook_keys (
 CREATE TABLE clients (
     id             text PRIMARY KEY,
     partner_id     text NOT NULL,
-    secret_hash    bytea NOT NULL CHECK (length(secret_hash) = 32),
+    secret_hash    bytea NOT NULL,
     secret_version text NOT NULL,
-    opaque_version boolean NOT NULL DEFAULT true,
-    active         boolean NOT NULL DEFAULT true,
-    created_at     timestamptz NOT NULL
+    opaque_version boolean NOT NULL,
+    active         boolean NOT NULL,
+    created_ns     bigint
 );
 CREATE INDEX clients_partner ON clients (partner_id);
 
--- Generated token signing keys. A retired key still verifies until the
--- tokens it signed have expired, then it is deleted.
+-- Generated token signing keys with their private material. A retired key
+-- still verifies until the tokens it signed have expired, then it is
+-- deleted.
 CREATE TABLE signing_keys (
     kid        text PRIMARY KEY,
     alg        text NOT NULL,
     material   bytea NOT NULL,
-    created_at timestamptz NOT NULL,
-    retired_at timestamptz
+    created_ns bigint,
+    retired_ns bigint
 );
 
--- Webhook subscriptions. url_key is the notification URL in the form that
--- decides whether two subscriptions are the same (scheme and host lower
--- case): a partner subscribes an event to a URL once.
+-- Webhook subscriptions. unique_key (partner, event and the URL's
+-- comparison form, NUL-separated) makes a partner's subscription of an
+-- event to a URL unique.
 CREATE TABLE subscriptions (
     id               text PRIMARY KEY,
     partner_id       text NOT NULL,
     event            text NOT NULL,
     notification_url text NOT NULL,
-    url_key          text NOT NULL,
-    created_at       timestamptz NOT NULL,
-    CONSTRAINT subscriptions_unique UNIQUE (partner_id, event, url_key)
+    created_ns       bigint,
+    unique_key       bytea NOT NULL UNIQUE
 );
+CREATE INDEX subscriptions_partner ON subscriptions (partner_id);
 
--- The delivery queue: one row per event for one subscription, until it is
--- delivered (deleted) or dies (moved to dead_letters). due_at is the next
--- attempt. An instance claims a due row by setting lease_owner and
--- lease_until; a row whose lease has run out (its instance died mid-attempt)
--- is due again. attempt_log holds the latest attempts (JSON array of
--- {at, attempt, status, error, latencyNs}).
+-- The delivery queue: one row per event for one subscription until it is
+-- delivered (deleted) or dies (moved to dead_letters). pos is the schedule
+-- position: 8 bytes of big-endian Unix nanoseconds of the next attempt,
+-- then the delivery id, so the primary key's order is the schedule's.
+-- record is the delivery with its attempt log. An instance claims due rows
+-- by setting lease_owner and lease_until_ns; a row whose lease has run out
+-- (its instance died mid-attempt) can be claimed again.
 CREATE TABLE deliveries (
-    id               text PRIMARY KEY,
-    subscription_id  text NOT NULL,
-    partner_id       text NOT NULL,
-    event            text NOT NULL,
-    identifier       text NOT NULL,
-    url              text NOT NULL,
-    test             boolean NOT NULL DEFAULT false,
-    attempts         integer NOT NULL DEFAULT 0,
-    total_attempts   integer NOT NULL DEFAULT 0,
-    created_at       timestamptz NOT NULL,
-    first_attempt_at timestamptz,
-    due_at           timestamptz NOT NULL,
-    lease_owner      text,
-    lease_until      timestamptz,
-    attempt_log      jsonb NOT NULL DEFAULT '[]'
+    pos             bytea PRIMARY KEY,
+    id              text NOT NULL,
+    partner_id      text NOT NULL,
+    subscription_id text NOT NULL,
+    record          bytea NOT NULL,
+    lease_owner     text,
+    lease_until_ns  bigint
 );
-CREATE INDEX deliveries_due ON deliveries (due_at);
-CREATE INDEX deliveries_partner ON deliveries (partner_id, due_at);
-CREATE INDEX deliveries_subscription ON deliveries (subscription_id);
+CREATE INDEX deliveries_id ON deliveries (id);
+CREATE INDEX deliveries_partner ON deliveries (partner_id);
 
--- Deliveries that ran out of attempts, kept until expires_at for replay.
+-- Deliveries that ran out of attempts, kept until expires_ns for replay.
 CREATE TABLE dead_letters (
-    id               text PRIMARY KEY,
-    subscription_id  text NOT NULL,
-    partner_id       text NOT NULL,
-    event            text NOT NULL,
-    identifier       text NOT NULL,
-    url              text NOT NULL,
-    test             boolean NOT NULL DEFAULT false,
-    attempts         integer NOT NULL,
-    total_attempts   integer NOT NULL,
-    created_at       timestamptz NOT NULL,
-    first_attempt_at timestamptz,
-    died_at          timestamptz NOT NULL,
-    expires_at       timestamptz NOT NULL,
-    attempt_log      jsonb NOT NULL DEFAULT '[]'
+    id              text PRIMARY KEY,
+    partner_id      text NOT NULL,
+    subscription_id text NOT NULL,
+    record          bytea NOT NULL,
+    expires_ns      bigint NOT NULL
 );
-CREATE INDEX dead_letters_expires ON dead_letters (expires_at);
-CREATE INDEX dead_letters_partner ON dead_letters (partner_id, died_at);
-CREATE INDEX dead_letters_subscription ON dead_letters (subscription_id);
+CREATE INDEX dead_letters_expires ON dead_letters (expires_ns, id);
+
+-- Queued deliveries whose records could not be decoded, set aside (never
+-- expected: a database written by a newer gateway read by an older one).
+CREATE TABLE quarantined_deliveries (
+    pos            bytea PRIMARY KEY,
+    record         bytea NOT NULL,
+    quarantined_ns bigint NOT NULL
+);
 
 -- A change feed's position: the "next" of the last page whose changes are
 -- all done, and how many changes it ever rejected.
 CREATE TABLE feed_cursors (
     feed           text PRIMARY KEY,
-    cursor         text NOT NULL DEFAULT '',
-    rejected_total bigint NOT NULL DEFAULT 0,
-    updated_at     timestamptz NOT NULL DEFAULT now()
+    cursor         text,
+    rejected_total bigint NOT NULL DEFAULT 0
 );
 
 -- Changes a feed has turned into events (or rejected), remembered until
--- expires_at (the dedupe window) so a change read again is not sent again.
+-- seen_until_ns (the dedupe window) so a change read again is not sent
+-- again.
 CREATE TABLE feed_seen (
-    feed       text NOT NULL,
-    change_id  text NOT NULL,
-    expires_at timestamptz NOT NULL,
+    feed          text NOT NULL,
+    change_id     text NOT NULL,
+    seen_until_ns bigint NOT NULL,
     PRIMARY KEY (feed, change_id)
 );
-CREATE INDEX feed_seen_expires ON feed_seen (expires_at);
+CREATE INDEX feed_seen_expiry ON feed_seen (seen_until_ns);
 
--- The latest rejected changes of each feed (the last 100 are kept).
+-- The latest rejected changes of each feed, in a ring of slots (seq modulo
+-- the number kept).
 CREATE TABLE feed_rejected (
-    feed        text NOT NULL,
-    seq         bigint NOT NULL,
-    change_id   text NOT NULL DEFAULT '',
-    partner_id  text NOT NULL DEFAULT '',
-    kind        text NOT NULL DEFAULT '',
-    change      text NOT NULL DEFAULT '',
-    reason      text NOT NULL,
-    source      text NOT NULL,
-    rejected_at timestamptz NOT NULL,
-    raw         text NOT NULL DEFAULT '',
-    PRIMARY KEY (feed, seq)
+    feed     text NOT NULL,
+    slot     integer NOT NULL,
+    seq      bigint NOT NULL,
+    rejected jsonb NOT NULL,
+    PRIMARY KEY (feed, slot)
 );
 
 -- +goose Down
 DROP TABLE feed_rejected;
 DROP TABLE feed_seen;
 DROP TABLE feed_cursors;
+DROP TABLE quarantined_deliveries;
 DROP TABLE dead_letters;
 DROP TABLE deliveries;
 DROP TABLE subscriptions;
