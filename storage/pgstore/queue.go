@@ -89,21 +89,25 @@ func notifyWake(ctx context.Context, tx pgx.Tx, n int) error {
 	return err
 }
 
-// settleSQL are the statements of each kind of settlement. A retry or a
-// death writes its new row only if the row at Pos was still queued: when
-// another instance settled it meanwhile (its lease had run out), this
-// outcome is not recorded a second time.
+// settleSQL are the statements of each kind of settlement ($1 the
+// position, $2 this instance). A settlement applies only to a row that is
+// still queued and not leased to another instance: when this instance's
+// lease ran out and another claimed the delivery, the other's outcome is
+// the one recorded (the delivery may have been attempted twice: at least
+// once, never lost). A retry or a death writes its new row only if the old
+// one was removed.
 const (
-	settleDone  = "DELETE FROM deliveries WHERE pos = $1"
-	settleRetry = `WITH gone AS (DELETE FROM deliveries WHERE pos = $1 RETURNING 1)
+	settleMine  = "pos = $1 AND (lease_owner IS NULL OR lease_owner = $2)"
+	settleDone  = "DELETE FROM deliveries WHERE " + settleMine
+	settleRetry = `WITH gone AS (DELETE FROM deliveries WHERE ` + settleMine + ` RETURNING 1)
 INSERT INTO deliveries (pos, id, partner_id, subscription_id, record)
-SELECT $2, $3, $4, $5, $6 WHERE EXISTS (SELECT 1 FROM gone)
+SELECT $3, $4, $5, $6, $7 WHERE EXISTS (SELECT 1 FROM gone)
 ON CONFLICT (pos) DO UPDATE SET id = excluded.id, partner_id = excluded.partner_id,
 	subscription_id = excluded.subscription_id, record = excluded.record, lease_owner = NULL, lease_until_ns = NULL`
-	settleRetryInPlace = "UPDATE deliveries SET record = $2, lease_owner = NULL, lease_until_ns = NULL WHERE pos = $1"
-	settleDead         = `WITH gone AS (DELETE FROM deliveries WHERE pos = $1 RETURNING 1)
+	settleRetryInPlace = "UPDATE deliveries SET record = $3, lease_owner = NULL, lease_until_ns = NULL WHERE " + settleMine
+	settleDead         = `WITH gone AS (DELETE FROM deliveries WHERE ` + settleMine + ` RETURNING 1)
 INSERT INTO dead_letters (id, partner_id, subscription_id, record, expires_ns)
-SELECT $2, $3, $4, $5, $6 WHERE EXISTS (SELECT 1 FROM gone)
+SELECT $3, $4, $5, $6, $7 WHERE EXISTS (SELECT 1 FROM gone)
 ON CONFLICT (id) DO UPDATE SET partner_id = excluded.partner_id, subscription_id = excluded.subscription_id,
 	record = excluded.record, expires_ns = excluded.expires_ns`
 )
@@ -115,21 +119,22 @@ func (ws *webhookStore) Settle(batch []webhooks.Settlement, done []bool) error {
 		return nil
 	}
 	b := &pgx.Batch{}
+	me := ws.s.instance
 	retries := 0
 	for _, st := range batch {
 		e := st.Entry
 		switch st.Kind {
 		case webhooks.SettleDone:
-			b.Queue(settleDone, st.Pos)
+			b.Queue(settleDone, st.Pos, me)
 		case webhooks.SettleRetry:
 			retries++
 			if bytes.Equal(st.Pos, e.Pos) {
-				b.Queue(settleRetryInPlace, st.Pos, e.Record)
+				b.Queue(settleRetryInPlace, st.Pos, me, e.Record)
 			} else {
-				b.Queue(settleRetry, st.Pos, e.Pos, e.ID, e.PartnerID, e.SubscriptionID, e.Record)
+				b.Queue(settleRetry, st.Pos, me, e.Pos, e.ID, e.PartnerID, e.SubscriptionID, e.Record)
 			}
 		case webhooks.SettleDead:
-			b.Queue(settleDead, st.Pos, e.ID, e.PartnerID, e.SubscriptionID, e.Record, st.Expires.UnixNano())
+			b.Queue(settleDead, st.Pos, me, e.ID, e.PartnerID, e.SubscriptionID, e.Record, st.Expires.UnixNano())
 		default:
 			return fmt.Errorf("settling deliveries: unknown settlement kind %d", st.Kind)
 		}

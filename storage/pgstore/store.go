@@ -2,6 +2,10 @@ package pgstore
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"os"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -24,11 +28,29 @@ const opTimeout = 30 * time.Second
 // caller closes it after the services using the stores are closed. The
 // schema must have been migrated (Migrate).
 type Store struct {
-	pool *pgxpool.Pool
+	pool     *pgxpool.Pool
+	instance string
 }
 
-// New returns the stores of pool's database.
-func New(pool *pgxpool.Pool) *Store { return &Store{pool: pool} }
+// New returns the stores of pool's database, as one gateway instance: the
+// deliveries it claims are leased in its name (Instance).
+func New(pool *pgxpool.Pool) *Store {
+	return &Store{pool: pool, instance: newInstanceID()}
+}
+
+// Instance is the name this store's claims are leased in: host, process
+// and a random part, unique to each Store.
+func (s *Store) Instance() string { return s.instance }
+
+func newInstanceID() string {
+	host, err := os.Hostname()
+	if err != nil {
+		host = "unknown-host"
+	}
+	var r [6]byte
+	rand.Read(r[:]) // never fails
+	return fmt.Sprintf("%s/%d/%s", host, os.Getpid(), hex.EncodeToString(r[:]))
+}
 
 // Pool returns the connection pool.
 func (s *Store) Pool() *pgxpool.Pool { return s.pool }
