@@ -30,12 +30,20 @@ const opTimeout = 30 * time.Second
 type Store struct {
 	pool     *pgxpool.Pool
 	instance string
+	onError  func(error) // errors of background work; nil: dropped
 }
 
 // New returns the stores of pool's database, as one gateway instance: the
 // deliveries it claims are leased in its name (Instance).
 func New(pool *pgxpool.Pool) *Store {
 	return &Store{pool: pool, instance: newInstanceID()}
+}
+
+// OnError sets where the errors of background work (periodic upkeep) go,
+// for the caller to log; it returns s. Set it before the stores are used.
+func (s *Store) OnError(fn func(error)) *Store {
+	s.onError = fn
+	return s
 }
 
 // Instance is the name this store's claims are leased in: host, process
