@@ -10,6 +10,7 @@ import (
 	"github.com/caddyserver/caddy/v2"
 	"github.com/dgraph-io/badger/v4"
 	"github.com/fulfilgate/fulfilgate/internal/datadir"
+	"github.com/fulfilgate/fulfilgate/storage/badgerstore"
 	"go.uber.org/zap"
 )
 
@@ -22,6 +23,7 @@ var statePool = caddy.NewUsagePool()
 // use it (dispatcher, feed readers, key ring, ...).
 type sharedState struct {
 	DB     *badger.DB
+	Stores *badgerstore.Store // the stores of the domain services, on DB
 	Dir    string
 	logger *zap.Logger
 	keyID  [32]byte // SHA-256 of the encryption key it was opened with (zero: none)
@@ -157,7 +159,7 @@ func openState(dir string, key []byte, logger *zap.Logger) (*sharedState, error)
 		return nil, err
 	}
 	logger.Info("data directory opened", zap.String("data_dir", dir), zap.Bool("encrypted", len(key) > 0))
-	return &sharedState{DB: db, Dir: dir, logger: logger, keyID: encryptionKeyID(key), services: map[string]any{}}, nil
+	return &sharedState{DB: db, Stores: badgerstore.New(db), Dir: dir, logger: logger, keyID: encryptionKeyID(key), services: map[string]any{}}, nil
 }
 
 // badgerOptions are the database settings, defined once in

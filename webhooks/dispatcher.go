@@ -2,10 +2,8 @@ package webhooks
 
 import (
 	"context"
-	"errors"
 	"time"
 
-	"github.com/dgraph-io/badger/v4"
 	"go.uber.org/zap"
 )
 
@@ -49,21 +47,22 @@ func (s *Service) pass(now time.Time) (passResult, error) {
 		sc.mu.Unlock()
 	}()
 	if start == nil {
-		start = []byte(duePrefix)
+		start = []byte{}
 	}
 
 	var res passResult
 	cfg := s.cur() // this pass's limits (Reconfigure may change them)
-	txn := s.db.NewTransaction(false)
-	defer txn.Discard()
+	it, err := s.store.ReadSchedule()
+	if err != nil {
+		return res, err
+	}
+	defer it.Close()
 	var corrupt [][]byte
 	for p, from := range refill {
-		if s.refill(txn, p, from, now, &corrupt) {
+		if s.refill(it, p, from, now, &corrupt) {
 			res.more = true
 		}
 	}
-	it := txn.NewIterator(badger.IteratorOptions{Prefix: []byte(duePrefix), PrefetchValues: false})
-	defer it.Close()
 
 	var (
 		examined int
@@ -72,8 +71,8 @@ func (s *Service) pass(now time.Time) (passResult, error) {
 		future   []byte // first key due after now
 	)
 	for it.Seek(start); it.Valid(); it.Next() {
-		k := it.Item().KeyCopy(nil)
-		due, id, ok := parseTimeKey(duePrefix, k)
+		k := it.Pos()
+		due, id, ok := ParseSchedulePos(k)
 		if !ok {
 			continue
 		}
@@ -98,7 +97,7 @@ func (s *Service) pass(now time.Time) (passResult, error) {
 			stopAt = k // resumed when deliveries start (a freed slot pokes the loop)
 			break
 		}
-		d, err := itemDelivery(it.Item())
+		d, err := entryDelivery(it)
 		if err != nil {
 			corrupt = append(corrupt, k)
 			continue
@@ -141,10 +140,8 @@ func (s *Service) pass(now time.Time) (passResult, error) {
 // out, or the scan bound is reached (then it reports true: run again). Keys
 // of other partners are passed over: they are in flight or ready, held for
 // their own partner, or beyond the sweep's cursor.
-func (s *Service) refill(txn *badger.Txn, partner string, from []byte, now time.Time, corrupt *[][]byte) (more bool) {
+func (s *Service) refill(it ScheduleReader, partner string, from []byte, now time.Time, corrupt *[][]byte) (more bool) {
 	sc := &s.sched
-	it := txn.NewIterator(badger.IteratorOptions{Prefix: []byte(duePrefix), PrefetchValues: false})
-	defer it.Close()
 	examined := 0
 	hold := func(k []byte) {
 		sc.mu.Lock()
@@ -152,8 +149,8 @@ func (s *Service) refill(txn *badger.Txn, partner string, from []byte, now time.
 		sc.mu.Unlock()
 	}
 	for it.Seek(from); it.Valid(); it.Next() {
-		k := it.Item().KeyCopy(nil)
-		due, id, ok := parseTimeKey(duePrefix, k)
+		k := it.Pos()
+		due, id, ok := ParseSchedulePos(k)
 		if !ok {
 			continue
 		}
@@ -177,7 +174,7 @@ func (s *Service) refill(txn *badger.Txn, partner string, from []byte, now time.
 			return false
 		}
 		var mine bool
-		err := it.Item().Value(func(v []byte) error {
+		err := it.Value(func(v []byte) error {
 			p, ok := recordPartner(v)
 			mine = !ok || p == partner // undecidable: decode it below
 			return nil
@@ -185,7 +182,7 @@ func (s *Service) refill(txn *badger.Txn, partner string, from []byte, now time.
 		if err != nil || !mine {
 			continue
 		}
-		d, err := itemDelivery(it.Item())
+		d, err := entryDelivery(it)
 		if err != nil {
 			*corrupt = append(*corrupt, k)
 			continue
@@ -203,10 +200,10 @@ func (s *Service) refill(txn *badger.Txn, partner string, from []byte, now time.
 	return false
 }
 
-// itemDelivery decodes the delivery record held by a schedule item.
-func itemDelivery(item *badger.Item) (*delivery, error) {
+// entryDelivery decodes the delivery record of the reader's current entry.
+func entryDelivery(it ScheduleReader) (*delivery, error) {
 	var d *delivery
-	err := item.Value(func(v []byte) error {
+	err := it.Value(func(v []byte) error {
 		var e error
 		d, e = unmarshalDelivery(v)
 		return e
@@ -214,38 +211,17 @@ func itemDelivery(item *badger.Item) (*delivery, error) {
 	return d, err
 }
 
-// quarantineBatch is how many entries one quarantine transaction moves
-// (two writes each, well inside Badger's transaction limit).
-const quarantineBatch = 500
-
-// quarantine moves schedule entries whose record does not decode to
-// wh/corrupt/..., so they neither block the queue nor vanish unnoticed.
-func (s *Service) quarantine(keys [][]byte) {
-	for len(keys) > 0 {
-		part := keys[:min(len(keys), quarantineBatch)]
-		keys = keys[len(part):]
-		err := s.db.Update(func(txn *badger.Txn) error {
-			for _, k := range part {
-				item, err := txn.Get(k)
-				if err != nil {
-					return err
-				}
-				v, err := item.ValueCopy(nil)
-				if err != nil {
-					return err
-				}
-				if err := errors.Join(txn.Set(append([]byte(corruptPrefix), k[len(duePrefix):]...), v), txn.Delete(k)); err != nil {
-					return err
-				}
-			}
-			return nil
-		})
-		if err != nil {
-			s.logger().Error("webhooks: quarantining undecodable deliveries", zap.Error(err))
-			return
-		}
-		s.queued.Add(-int64(len(part)))
-		s.logger().Error("webhooks: undecodable deliveries moved to "+corruptPrefix, zap.Int("count", len(part)))
+// quarantine moves schedule entries whose record does not decode out of
+// the schedule (the store keeps them aside), so they neither block the
+// queue nor vanish unnoticed.
+func (s *Service) quarantine(positions [][]byte) {
+	n, err := s.store.Quarantine(positions)
+	if n > 0 {
+		s.queued.Add(-int64(n))
+		s.logger().Error("webhooks: undecodable deliveries set aside", zap.Int("count", n))
+	}
+	if err != nil {
+		s.logger().Error("webhooks: quarantining undecodable deliveries", zap.Error(err))
 	}
 }
 

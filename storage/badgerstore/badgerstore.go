@@ -22,20 +22,24 @@ const Backend = "badger"
 // Store holds the stores of one database. It does not own the database:
 // the caller closes it after the services using the stores are closed.
 type Store struct {
-	db *badger.DB
+	db       *badger.DB
+	tokens   *tokenStore
+	webhooks *webhookStore
 }
 
 // New returns the stores of db.
-func New(db *badger.DB) *Store { return &Store{db: db} }
+func New(db *badger.DB) *Store {
+	return &Store{db: db, tokens: &tokenStore{db: db}, webhooks: &webhookStore{db: db}}
+}
 
 // DB returns the database.
 func (s *Store) DB() *badger.DB { return s.db }
 
 // Tokens returns the token service's store.
-func (s *Store) Tokens() tokens.Store { return &tokenStore{db: s.db} }
+func (s *Store) Tokens() tokens.Store { return s.tokens }
 
 // Webhooks returns the webhook service's store.
-func (s *Store) Webhooks() webhooks.Storage { return &webhookStore{db: s.db} }
+func (s *Store) Webhooks() webhooks.Storage { return s.webhooks }
 
 // Feed returns the store of feed name (a valid feed name: feed.ValidName).
 func (s *Store) Feed(name string) feed.Store {
