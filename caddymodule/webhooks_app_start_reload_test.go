@@ -47,7 +47,7 @@ func TestWebhooksReloadRefusedKeepsSettings(t *testing.T) {
 // back; a config replaced by a successful reload changes nothing.
 func TestWebhookRuntimeRevert(t *testing.T) {
 	db := openTestDB(t)
-	st := &sharedState{DB: db, Stores: badgerstore.New(db)}
+	st := &sharedState{Stores: badgerStores{badgerstore.New(db)}}
 	cfgOf := func(maxAttempts int) *WebhooksConfig {
 		c, err := (&WebhooksConfig{MaxAttempts: maxAttempts}).withDefaults()
 		if err != nil {

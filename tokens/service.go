@@ -317,6 +317,6 @@ type Client struct {
 	version   string
 }
 
-// Close releases nothing of its own (the database belongs to the caller);
+// Close releases nothing of its own (the store belongs to the caller);
 // it exists so the service can live in a closable registry.
 func (s *Service) Close() error { return nil }

@@ -12,8 +12,9 @@ func (s *Service) Queued(f ListFilter) ([]DeliveryInfo, error) {
 		return nil, err
 	}
 	defer it.Close()
+	er := newEntryReader(it)
 	for it.Seek(nil); it.Valid() && len(out) < f.limit(); it.Next() {
-		d, err := entryDelivery(it)
+		d, err := er.delivery()
 		if err != nil {
 			return nil, err
 		}

@@ -57,9 +57,10 @@ func (s *Service) pass(now time.Time) (passResult, error) {
 		return res, err
 	}
 	defer it.Close()
+	er := newEntryReader(it)
 	var corrupt [][]byte
 	for p, from := range refill {
-		if s.refill(it, p, from, now, &corrupt) {
+		if s.refill(er, p, from, now, &corrupt) {
 			res.more = true
 		}
 	}
@@ -97,7 +98,7 @@ func (s *Service) pass(now time.Time) (passResult, error) {
 			stopAt = k // resumed when deliveries start (a freed slot pokes the loop)
 			break
 		}
-		d, err := entryDelivery(it)
+		d, err := er.delivery()
 		if err != nil {
 			corrupt = append(corrupt, k)
 			continue
@@ -140,8 +141,9 @@ func (s *Service) pass(now time.Time) (passResult, error) {
 // out, or the scan bound is reached (then it reports true: run again). Keys
 // of other partners are passed over: they are in flight or ready, held for
 // their own partner, or beyond the sweep's cursor.
-func (s *Service) refill(it ScheduleReader, partner string, from []byte, now time.Time, corrupt *[][]byte) (more bool) {
+func (s *Service) refill(er *entryReader, partner string, from []byte, now time.Time, corrupt *[][]byte) (more bool) {
 	sc := &s.sched
+	it := er.it
 	examined := 0
 	hold := func(k []byte) {
 		sc.mu.Lock()
@@ -173,16 +175,11 @@ func (s *Service) refill(it ScheduleReader, partner string, from []byte, now tim
 			hold(k)
 			return false
 		}
-		var mine bool
-		err := it.Value(func(v []byte) error {
-			p, ok := recordPartner(v)
-			mine = !ok || p == partner // undecidable: decode it below
-			return nil
-		})
+		mine, err := er.maybeOf(partner)
 		if err != nil || !mine {
 			continue
 		}
-		d, err := entryDelivery(it)
+		d, err := er.delivery()
 		if err != nil {
 			*corrupt = append(*corrupt, k)
 			continue
@@ -200,15 +197,49 @@ func (s *Service) refill(it ScheduleReader, partner string, from []byte, now tim
 	return false
 }
 
-// entryDelivery decodes the delivery record of the reader's current entry.
-func entryDelivery(it ScheduleReader) (*delivery, error) {
-	var d *delivery
-	err := it.Value(func(v []byte) error {
-		var e error
-		d, e = unmarshalDelivery(v)
-		return e
-	})
-	return d, err
+// entryReader decodes the records of a schedule reader's entries. Its
+// callbacks are method values made once per reader, so reading a record
+// allocates nothing but the delivery.
+type entryReader struct {
+	it      ScheduleReader
+	d       *delivery
+	partner string // ofPartner's question
+	mine    bool   // ofPartner's answer
+	decodeV func([]byte) error
+	ofPartV func([]byte) error
+}
+
+func newEntryReader(it ScheduleReader) *entryReader {
+	r := &entryReader{it: it}
+	r.decodeV, r.ofPartV = r.decode, r.ofPartner
+	return r
+}
+
+func (r *entryReader) decode(v []byte) error {
+	var err error
+	r.d, err = unmarshalDelivery(v)
+	return err
+}
+
+func (r *entryReader) ofPartner(v []byte) error {
+	p, ok := recordPartner(v)
+	r.mine = !ok || p == r.partner // undecidable: decode it to tell
+	return nil
+}
+
+// delivery decodes the current entry's record.
+func (r *entryReader) delivery() (*delivery, error) {
+	r.d = nil
+	err := r.it.Value(r.decodeV)
+	return r.d, err
+}
+
+// maybeOf reports whether the current entry may be partner's (a record
+// that does not tell without decoding may be).
+func (r *entryReader) maybeOf(partner string) (bool, error) {
+	r.partner = partner
+	err := r.it.Value(r.ofPartV)
+	return r.mine, err
 }
 
 // quarantine moves schedule entries whose record does not decode out of

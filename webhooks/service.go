@@ -113,7 +113,7 @@ func (s *Service) Start() {
 
 // Close stops the dispatcher promptly: in-flight attempts are cancelled and
 // stay queued (delivery is at least once), finished attempts are recorded.
-// It does not close the database. It returns within about 1.5 s.
+// It does not close the storage. It returns within about 1.5 s.
 func (s *Service) Close() error {
 	s.closeOnce.Do(func() {
 		s.closed.Store(true)

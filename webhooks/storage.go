@@ -56,7 +56,8 @@ type QueueEntry struct {
 	Record         []byte
 }
 
-// Outcome of a settled delivery for QueueStorage.Settle.
+// SettleKind is what becomes of a delivery an attempt settled
+// (QueueStorage.Settle).
 type SettleKind uint8
 
 // Settlement kinds.

@@ -35,10 +35,10 @@ func New(db *badger.DB) *Store {
 // DB returns the database.
 func (s *Store) DB() *badger.DB { return s.db }
 
-// Tokens returns the token service's store.
+// Tokens returns the token service's store (the same at every call).
 func (s *Store) Tokens() tokens.Store { return s.tokens }
 
-// Webhooks returns the webhook service's store.
+// Webhooks returns the webhook service's store (the same at every call).
 func (s *Store) Webhooks() webhooks.Storage { return s.webhooks }
 
 // Feed returns the store of feed name (a valid feed name: feed.ValidName).

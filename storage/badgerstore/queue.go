@@ -149,18 +149,37 @@ func (r *scheduleReader) Close() {
 	r.txn.Discard()
 }
 
+// keyArena hands out keys carved from shared chunks, so the keys of a
+// batch cost a few allocations, not one each. A key stays valid (Badger
+// keeps it until the transaction ends): chunks are never reused.
+type keyArena struct{ buf []byte }
+
+// due returns the schedule key of pos.
+func (a *keyArena) due(pos []byte) []byte {
+	n := len(duePrefix) + len(pos)
+	if cap(a.buf)-len(a.buf) < n {
+		a.buf = make([]byte, 0, max(n, 16<<10))
+	}
+	start := len(a.buf)
+	a.buf = append(append(a.buf, duePrefix...), pos...)
+	return a.buf[start:len(a.buf):len(a.buf)]
+}
+
 // settle applies one settlement to txn.
-func settle(txn *badger.Txn, st *webhooks.Settlement) error {
-	errs := []error{txn.Delete(dueKey(st.Pos))}
+func settle(txn *badger.Txn, st *webhooks.Settlement, keys *keyArena) error {
+	err := txn.Delete(keys.due(st.Pos))
+	if err != nil {
+		return err
+	}
 	switch st.Kind {
 	case webhooks.SettleRetry:
-		errs = append(errs, txn.Set(dueKey(st.Entry.Pos), st.Entry.Record))
+		return txn.Set(keys.due(st.Entry.Pos), st.Entry.Record)
 	case webhooks.SettleDead:
-		errs = append(errs,
+		return errors.Join(
 			txn.Set([]byte(deadPrefix+st.Entry.ID), st.Entry.Record),
 			txn.Set(expKey(st.Entry.ID, st.Expires), nil))
 	}
-	return errors.Join(errs...)
+	return nil
 }
 
 // Settle commits batch in as few transactions as fit. A settlement whose
@@ -170,8 +189,9 @@ func settle(txn *badger.Txn, st *webhooks.Settlement) error {
 // process died before the next transaction.
 func (s *webhookStore) Settle(batch []webhooks.Settlement, done []bool) error {
 	var errs []error
+	keys := &keyArena{}
 	for i := 0; i < len(batch); {
-		txn, j, err := s.settleTxn(batch[i:])
+		txn, j, err := s.settleTxn(batch[i:], keys)
 		if err != nil {
 			errs = append(errs, err)
 		}
@@ -196,10 +216,10 @@ func (s *webhookStore) Settle(batch []webhooks.Settlement, done []bool) error {
 // of batch whose writes all succeed, and that prefix's length (0: no
 // transaction), and the error that ended it, unless the transaction was
 // merely full.
-func (s *webhookStore) settleTxn(batch []webhooks.Settlement) (*badger.Txn, int, error) {
+func (s *webhookStore) settleTxn(batch []webhooks.Settlement, keys *keyArena) (*badger.Txn, int, error) {
 	txn := s.db.NewTransaction(true)
 	for j := range batch {
-		err := settle(txn, &batch[j])
+		err := settle(txn, &batch[j], keys)
 		if err == nil {
 			continue
 		}
@@ -213,7 +233,7 @@ func (s *webhookStore) settleTxn(batch []webhooks.Settlement) (*badger.Txn, int,
 		}
 		txn = s.db.NewTransaction(true)
 		for k := range j { // these fitted before, so they fit again
-			if err := settle(txn, &batch[k]); err != nil {
+			if err := settle(txn, &batch[k], keys); err != nil {
 				txn.Discard()
 				return nil, 0, errors.Join(reported, fmt.Errorf("recording the outcome of delivery %s: %w", batch[k].Entry.ID, err))
 			}

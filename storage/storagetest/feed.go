@@ -75,4 +75,9 @@ var feedBehaviours = []Behaviour{
 			t.Fatalf("kept %d..%d (first %q), want 81..180 oldest first", got[0].Seq, got[len(got)-1].Seq, got[0].ChangeID)
 		}
 	}},
+	{"feed/writes of another backend are refused", func(t *testing.T, b Backend) {
+		if err := b.Feed("orders").Commit(foreignWrites{}); err == nil {
+			t.Fatal("Commit of writes of no backend succeeded, want an error")
+		}
+	}},
 }
