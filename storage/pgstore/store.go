@@ -31,12 +31,16 @@ type Store struct {
 	pool     *pgxpool.Pool
 	instance string
 	onError  func(error) // errors of background work; nil: dropped
+	tokens   *tokenStore
+	webhooks *webhookStore
 }
 
 // New returns the stores of pool's database, as one gateway instance: the
 // deliveries it claims are leased in its name (Instance).
 func New(pool *pgxpool.Pool) *Store {
-	return &Store{pool: pool, instance: newInstanceID()}
+	s := &Store{pool: pool, instance: newInstanceID()}
+	s.tokens, s.webhooks = &tokenStore{s}, &webhookStore{s}
+	return s
 }
 
 // OnError sets where the errors of background work (periodic upkeep) go,
@@ -63,11 +67,11 @@ func newInstanceID() string {
 // Pool returns the connection pool.
 func (s *Store) Pool() *pgxpool.Pool { return s.pool }
 
-// Tokens returns the token service's store.
-func (s *Store) Tokens() tokens.Store { return &tokenStore{s} }
+// Tokens returns the token service's store (the same at every call).
+func (s *Store) Tokens() tokens.Store { return s.tokens }
 
-// Webhooks returns the webhook service's store.
-func (s *Store) Webhooks() webhooks.Storage { return &webhookStore{s} }
+// Webhooks returns the webhook service's store (the same at every call).
+func (s *Store) Webhooks() webhooks.Storage { return s.webhooks }
 
 // Feed returns the store of feed name.
 func (s *Store) Feed(name string) feed.Store { return &feedStore{s: s, name: name} }
