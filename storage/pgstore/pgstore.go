@@ -54,6 +54,15 @@ func Open(ctx context.Context, dsn string, opts Options) (*pgxpool.Pool, error) 
 	return pool, nil
 }
 
+// CheckDSN reports whether dsn parses as a connection string, without
+// connecting; its error never contains the password.
+func CheckDSN(dsn string) error {
+	if _, err := pgxpool.ParseConfig(dsn); err != nil {
+		return fmt.Errorf("the PostgreSQL database URL is not valid: %s", parseReason(err))
+	}
+	return nil
+}
+
 // parseReason is pgx's reason a connection string does not parse, without
 // the string itself (which may hold the password).
 func parseReason(err error) string {

@@ -36,10 +36,11 @@ var (
 //
 //	func TestMain(m *testing.M) { pgtest.Main(m) }
 func Main(m *testing.M) {
-	os.Exit(run(m))
+	os.Exit(Run(m))
 }
 
-func run(m *testing.M) int {
+// Run is Main for a TestMain that does more: it returns the exit code.
+func Run(m *testing.M) int {
 	bins, err := findBinaries()
 	if err != nil {
 		if InCI() {
