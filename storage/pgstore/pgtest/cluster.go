@@ -35,6 +35,8 @@ const maxSocketDir = 90
 type Cluster struct {
 	dir      string // removed by Stop
 	password string
+	postgres string              // the server binary
+	cred     *syscall.Credential // the user it runs as (nil: this process's)
 	cmd      *exec.Cmd
 	exited   chan struct{} // closed when the server process has exited
 	waitErr  error         // the server's exit, set before exited is closed
@@ -53,7 +55,7 @@ func startCluster(bins binaries) (_ *Cluster, err error) {
 	if err != nil {
 		return nil, err
 	}
-	c := &Cluster{dir: dir, exited: make(chan struct{})}
+	c := &Cluster{dir: dir, postgres: bins.postgres, cred: cred}
 	defer func() {
 		if err != nil {
 			c.Stop()
@@ -82,14 +84,23 @@ func startCluster(bins binaries) (_ *Cluster, err error) {
 	if out, err := initdb.CombinedOutput(); err != nil {
 		return nil, fmt.Errorf("initdb: %w\n%s", err, out)
 	}
-	logFile, err := os.Create(filepath.Join(dir, "server.log"))
+	if err := c.start(); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// start runs the server on the cluster's data and waits until it accepts
+// connections.
+func (c *Cluster) start() error {
+	logFile, err := os.OpenFile(filepath.Join(c.dir, "server.log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
 	if err != nil {
-		return nil, fmt.Errorf("creating the server log: %w", err)
+		return fmt.Errorf("opening the server log: %w", err)
 	}
 	defer logFile.Close()
 	// The settings favour speed over durability (the cluster is thrown away)
 	// and leave room for several gateway instances' pools.
-	c.cmd = exec.Command(bins.postgres, "-D", data, "-k", dir, "-p", strconv.Itoa(port),
+	c.cmd = exec.Command(c.postgres, "-D", filepath.Join(c.dir, "data"), "-k", c.dir, "-p", strconv.Itoa(port),
 		"-c", "listen_addresses=",
 		"-c", "fsync=off",
 		"-c", "full_page_writes=off",
@@ -99,17 +110,20 @@ func startCluster(bins binaries) (_ *Cluster, err error) {
 	// Pdeathsig: if the test binary dies without stopping the server, the
 	// server is told to shut down (SIGINT, a fast shutdown) rather than left
 	// running.
-	c.cmd.SysProcAttr = &syscall.SysProcAttr{Credential: cred, Pdeathsig: syscall.SIGINT}
+	c.cmd.SysProcAttr = &syscall.SysProcAttr{Credential: c.cred, Pdeathsig: syscall.SIGINT}
 	c.cmd.Env = serverEnv()
 	c.cmd.Stdout, c.cmd.Stderr = logFile, logFile
 	if err := c.cmd.Start(); err != nil {
-		return nil, fmt.Errorf("starting postgres: %w", err)
+		return fmt.Errorf("starting postgres: %w", err)
 	}
-	go func() { c.waitErr = c.cmd.Wait(); close(c.exited) }()
+	exited := make(chan struct{})
+	c.exited = exited
+	cmd := c.cmd
+	go func() { c.waitErr = cmd.Wait(); close(exited) }()
 	if err := c.waitReady(60 * time.Second); err != nil {
-		return nil, fmt.Errorf("%w\nserver log:\n%s", err, c.logTail())
+		return fmt.Errorf("%w\nserver log:\n%s", err, c.logTail())
 	}
-	return c, nil
+	return nil
 }
 
 // serverCredential is the postgres user's when the tests run as root, nil
@@ -193,9 +207,19 @@ func (c *Cluster) DSNFor(role, password, db string) string {
 	return u.String()
 }
 
-// Stop shuts the server down (fast shutdown: sessions are ended) and
-// removes the cluster's directory.
+// Stop shuts the server down and removes the cluster's directory.
 func (c *Cluster) Stop() error {
+	err := c.Halt()
+	if e := os.RemoveAll(c.dir); e != nil {
+		err = errors.Join(err, fmt.Errorf("removing the cluster directory: %w", e))
+	}
+	return err
+}
+
+// Halt shuts the server down (a fast shutdown: sessions are ended),
+// keeping its data; Resume starts it again. In between, connections are
+// refused, as when a database goes away.
+func (c *Cluster) Halt() error {
 	var err error
 	if c.cmd != nil && c.cmd.Process != nil {
 		select {
@@ -213,11 +237,11 @@ func (c *Cluster) Stop() error {
 			}
 		}
 	}
-	if e := os.RemoveAll(c.dir); e != nil {
-		err = errors.Join(err, fmt.Errorf("removing the cluster directory: %w", e))
-	}
 	return err
 }
+
+// Resume starts the server again after Halt.
+func (c *Cluster) Resume() error { return c.start() }
 
 // logTail returns the end of the server's log.
 func (c *Cluster) logTail() string {

@@ -93,18 +93,66 @@ func Server(t testing.TB) *Cluster {
 	return cluster
 }
 
-// Database creates a fresh, empty database for t and returns the
-// superuser's connection URL to it. The database is dropped when t ends
-// (its remaining sessions are ended first).
+// Database creates a fresh, empty database for t on the shared cluster
+// and returns the superuser's connection URL to it. The database is
+// dropped when t ends (its remaining sessions are ended first).
 func Database(t testing.TB) string {
 	t.Helper()
-	c := Server(t)
-	name := fmt.Sprintf("t%d_%d", os.Getpid(), dbSeq.Add(1))
-	Exec(t, "CREATE DATABASE "+pgx.Identifier{name}.Sanitize())
+	return Server(t).Database(t)
+}
+
+// NewCluster starts a cluster of t's own, stopped when t ends: for a test
+// that stops and starts its server (Halt, Resume). It is skipped or fails
+// as Server does when PostgreSQL is missing.
+func NewCluster(t testing.TB) *Cluster {
+	t.Helper()
+	Server(t)
+	bins, err := findBinaries()
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := startCluster(bins)
+	if err != nil {
+		t.Fatalf("pgtest: starting a cluster: %v", err)
+	}
 	t.Cleanup(func() {
-		Exec(t, "DROP DATABASE IF EXISTS "+pgx.Identifier{name}.Sanitize()+" WITH (FORCE)")
+		if err := c.Stop(); err != nil {
+			t.Errorf("pgtest: %v", err)
+		}
+	})
+	return c
+}
+
+// Database creates a fresh, empty database on c for t and returns the
+// superuser's connection URL to it; it is dropped when t ends, if the
+// server is running then.
+func (c *Cluster) Database(t testing.TB) string {
+	t.Helper()
+	name := fmt.Sprintf("t%d_%d", os.Getpid(), dbSeq.Add(1))
+	c.exec(t, "CREATE DATABASE "+pgx.Identifier{name}.Sanitize())
+	t.Cleanup(func() {
+		select {
+		case <-c.exited: // halted: the whole cluster goes at the end
+		default:
+			c.exec(t, "DROP DATABASE IF EXISTS "+pgx.Identifier{name}.Sanitize()+" WITH (FORCE)")
+		}
 	})
 	return c.DSN(name)
+}
+
+// exec runs sql as the superuser on c's postgres database.
+func (c *Cluster) exec(t testing.TB, sql string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	conn, err := pgx.Connect(ctx, c.DSN("postgres"))
+	if err != nil {
+		t.Fatalf("pgtest: connecting as the superuser: %v", err)
+	}
+	defer conn.Close(context.WithoutCancel(ctx))
+	if _, err := conn.Exec(ctx, sql); err != nil {
+		t.Fatalf("pgtest: %s: %v", sql, err)
+	}
 }
 
 // Exec runs sql as the superuser on the cluster's postgres database,
