@@ -10,6 +10,7 @@ import (
 	"path"
 	"slices"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/jackc/pgx/v5/stdlib"
 	"github.com/pressly/goose/v3"
@@ -146,24 +147,22 @@ func embeddedMigrations(fsys fs.FS) ([]Migration, error) {
 	return out, nil
 }
 
-// lockMigrations waits for the migration lock, held by one of pool's
-// connections until unlock is called (or the session ends, should this
-// process die).
+// lockMigrations waits for the migration lock on a connection of its own
+// (not the pool's, so a pool of one connection still migrates), held until
+// unlock closes it; should this process die meanwhile, the server ends the
+// session and frees the lock.
 func lockMigrations(ctx context.Context, pool *pgxpool.Pool) (unlock func() error, err error) {
-	conn, err := pool.Acquire(ctx)
+	conn, err := pgx.ConnectConfig(ctx, pool.Config().ConnConfig.Copy())
 	if err != nil {
-		return nil, fmt.Errorf("connecting to the database: %w", err)
+		return nil, fmt.Errorf("connecting to take the migration lock: %w", err)
 	}
 	if _, err := conn.Exec(ctx, "SELECT pg_advisory_lock($1)", migrationLock); err != nil {
-		// The session may hold the lock if the wait was cut short; ending
-		// it releases the lock.
-		conn.Hijack().Close(context.WithoutCancel(ctx))
+		conn.Close(context.WithoutCancel(ctx))
 		return nil, fmt.Errorf("waiting for the migration lock: %w", err)
 	}
 	return func() error {
-		defer conn.Release()
-		if _, err := conn.Exec(context.WithoutCancel(ctx), "SELECT pg_advisory_unlock($1)", migrationLock); err != nil {
-			conn.Hijack().Close(context.WithoutCancel(ctx))
+		// Ending the session releases the lock.
+		if err := conn.Close(context.WithoutCancel(ctx)); err != nil {
 			return fmt.Errorf("releasing the migration lock: %w", err)
 		}
 		return nil

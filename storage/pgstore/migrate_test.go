@@ -9,6 +9,7 @@ import (
 	"sync"
 	"testing"
 	"testing/fstest"
+	"time"
 
 	"github.com/fulfilgate/fulfilgate/storage/pgstore/pgtest"
 )
@@ -141,5 +142,18 @@ func TestMigrateRefusesASchemaNewerThanTheBinary(t *testing.T) {
 	}
 	if !tableExists(t, pool, "from_the_future") {
 		t.Errorf("the refused Migrate changed the newer schema")
+	}
+}
+
+func TestMigrateWorksWithAPoolOfOneConnection(t *testing.T) {
+	pool, err := Open(context.Background(), pgtest.Database(t), Options{MaxConns: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pool.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if res, err := Migrate(ctx, pool, false); err != nil || res.To != LatestVersion() {
+		t.Fatalf("Migrate with max_conns 1 = %+v, %v; want the schema migrated (the lock must not take the pool's only connection)", res, err)
 	}
 }
