@@ -40,7 +40,9 @@ const (
 
 // Options configure a Service. Zero fields take the documented defaults.
 type Options struct {
-	Storage Storage     // required; durable when a write returns
+	// Storage is where the state is kept (required); a write is durable
+	// when it returns. Reconfigure compares it with ==: use a pointer.
+	Storage Storage
 	Logger  *zap.Logger // default: zap.NewNop()
 
 	MaxSubscriptionsPerPartner int        // default 100
