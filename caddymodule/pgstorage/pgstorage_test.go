@@ -153,3 +153,11 @@ func TestOpenStoresRefusesASchemaNewerThanTheBinary(t *testing.T) {
 		t.Fatalf("OpenStores on a newer schema: %v, want ErrSchemaNewer", err)
 	}
 }
+
+// `caddy validate` provisions the module: it must not need the database.
+func TestProvisionDoesNotConnect(t *testing.T) {
+	s := &Storage{DSN: "postgres://gateway:pw@/db?host=" + t.TempDir()} // no server there
+	if err := s.Provision(caddy.Context{}); err != nil {
+		t.Fatalf("Provision with a database that is not there: %v, want success (it only checks the URL)", err)
+	}
+}
