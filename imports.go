@@ -19,6 +19,9 @@ import (
 	// The admin API routes (/fulfilment/...) and the `caddy fulfilment`
 	// command.
 	_ "github.com/fulfilgate/fulfilgate/modules/fulfilment/adminapi"
+	// The fulfilment.storage.postgres module: state in PostgreSQL (the
+	// default, fulfilment.storage.badger, is the app's own).
+	_ "github.com/fulfilgate/fulfilgate/modules/fulfilment/pgstorage"
 	// The HTTP handlers, one package per family: the token endpoint and
 	// the Bearer guard, the version mapping, the subscriptions API, the
 	// change-feed push endpoint.

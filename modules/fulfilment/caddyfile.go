@@ -18,6 +18,7 @@ func init() {
 //		fulfilment {
 //			data_dir <path>
 //			encryption_key <key>  # e.g. {env.FULFILGATE_ENCRYPTION_KEY}; default: none
+//			storage <backend> [...] # a fulfilment.storage module; default: badger
 //			tokens   { ... }   # see TokensConfig
 //			webhooks { ... }   # see WebhooksConfig
 //			feed <name> { ... } # see FeedConfig; repeatable
@@ -42,6 +43,15 @@ func parseGlobalOption(d *caddyfile.Dispenser, existing any) (any, error) {
 			if err := caddyfileargs.String(d, &app.EncryptionKey); err != nil {
 				return nil, err
 			}
+		case "storage":
+			if err := caddyfileargs.Once(d, app.StorageRaw != nil); err != nil {
+				return nil, err
+			}
+			unm, name, err := parseStorage(d)
+			if err != nil {
+				return nil, err
+			}
+			app.StorageRaw = caddyconfig.JSONModuleObject(unm, "backend", name, nil)
 		case "tokens":
 			if err := caddyfileargs.Once(d, app.Tokens != nil); err != nil {
 				return nil, err

@@ -68,7 +68,7 @@ func describe[T fmt.Stringer](xs []T) []string {
 // options are the service options for settings w (from settings) with the
 // service's fixed dependencies.
 func (rt *webhookRuntime) options(w webhooks.Options, logger *zap.Logger) webhooks.Options {
-	w.DB = rt.st.DB
+	w.Storage = rt.st.Stores.Webhooks()
 	w.Logger = logger
 	w.Policy = &webhooks.NetPolicy{Allow: slices.Clone(w.Policy.Allow), Forbidden: slices.Clone(w.Policy.Forbidden)}
 	w.WebhookKey = rt.webhookKey

@@ -2,9 +2,9 @@
 // into partner events, with the partner's kind applied (which shipment
 // events fire depends on it). A Reader polls the feed over HTTP; the
 // same Processor also serves pushed changes. Events are queued durably through
-// a Publisher (webhooks.Service) in the Badger transaction that also records
-// which changes are done, so a change is never turned into events twice.
-// The package does not import Caddy.
+// a Publisher (webhooks.Service) in the transaction that also records which
+// changes are done (Store.PageWrites), so a change is never turned into
+// events twice. The package imports neither Caddy nor a database driver.
 package feed
 
 import (
@@ -50,7 +50,7 @@ var ErrMalformedPage = errors.New("malformed feed page")
 // JSON object without "changes", an HTML or XML document, a 404.
 const WrongURLHint = `the feed URL is probably wrong: it must answer {"changes":[...],"next":"<cursor>"}`
 
-// maxIDLen bounds change ids (they become Badger keys).
+// maxIDLen bounds change ids (they become storage keys).
 const maxIDLen = 512
 
 // DecodePage decodes a feed answer. It fails (ErrMalformedPage) only when the
