@@ -1,3 +1,10 @@
+// Package fulfilhttp holds what the gateway's HTTP handlers share:
+// problem+json answers (the error format of the fulfilment resource
+// interface), size-limited body reading with a read deadline, the request
+// id, the partner identity the Bearer guard verified (a value in the
+// request's context), Connection-header handling, the request-path metrics
+// and the order of the gateway's directives. Each handler family is a
+// package below it: tokenauth, versions, subscriptions, ingest.
 package fulfilhttp
 
 import "github.com/caddyserver/caddy/v2/caddyconfig/httpcaddyfile"

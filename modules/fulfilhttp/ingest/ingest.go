@@ -1,3 +1,6 @@
+// Package ingest is the push endpoint of the change feeds
+// (http.handlers.fulfilment_ingest), for a warehouse system that calls out
+// instead of being polled.
 package ingest
 
 import (

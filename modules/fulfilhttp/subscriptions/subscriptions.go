@@ -1,3 +1,6 @@
+// Package subscriptions is the partners' webhook subscriptions API
+// (http.handlers.fulfilment_subscriptions), which also serves the OpenAPI
+// document, behind the Bearer guard.
 package subscriptions
 
 import (

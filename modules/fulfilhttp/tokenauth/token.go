@@ -1,3 +1,7 @@
+// Package tokenauth is the OAuth side of the fulfilment interface: the
+// token endpoint (http.handlers.fulfilment_token) and the Bearer guard in
+// front of the resource interface (http.handlers.fulfilment_auth). Both use
+// the fulfilment app's token service.
 package tokenauth
 
 import (

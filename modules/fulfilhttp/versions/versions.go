@@ -1,3 +1,7 @@
+// Package versions is the version handler (http.handlers.fulfilment_version):
+// it maps the public paths of each served version onto the warehouse
+// system's paths before reverse_proxy, and answers the warehouse system's
+// errors as problems.
 package versions
 
 import (
