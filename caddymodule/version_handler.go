@@ -42,7 +42,8 @@ func init() {
 // the same request (a value in the request's context, never a header): it
 // sets the guard's identity header to that partner id, replacing whatever is
 // there, and keeps the guard's header names out of Connection, so that the
-// proxy after it can neither lose nor replace the identity.
+// proxy after it can neither lose nor replace the identity; and it forwards
+// neither a protocol upgrade nor trailers (see dropUpgradeAndTrailers).
 //
 // A deprecated version's responses carry Deprecation (RFC 9745, "@<unix>"),
 // Sunset (RFC 8594, HTTP-date) and Link rel="successor-version" headers.
@@ -287,6 +288,7 @@ func (h *VersionHandler) ServeHTTP(w http.ResponseWriter, r *http.Request, next 
 		r.URL.RawPath = m.RawPath
 	}
 	id.guard.forwardIdentity(r.Header, id.id)
+	dropUpgradeAndTrailers(r)
 	return serveAsProblems(w, r, next, h.logger)
 }
 
