@@ -231,3 +231,46 @@ func TestHostileUpgradeNeverReachesTheWMS(t *testing.T) {
 	}
 	g.noPanic(t)
 }
+
+// The gateway also speaks cleartext HTTP/2 (h2c with prior knowledge), where
+// Connection and Upgrade do not exist but trailers do: a trailer named
+// X-Partner-Id, announced, must not reach the WMS either.
+func TestHostileH2CTrailersCannotCarryIdentity(t *testing.T) {
+	t.Parallel()
+	g, u := startGatewayOnRawUpstream(t)
+	globex := hostileToken(t, g.Base, globexClientID, globexClientSecret)
+	var protocols http.Protocols
+	protocols.SetUnencryptedHTTP2(true)
+	client := &http.Client{Transport: &http.Transport{Protocols: &protocols}, Timeout: 30 * time.Second}
+	u.take()
+	pr, pw := io.Pipe()
+	req, err := http.NewRequest(http.MethodGet, g.Base+"/api/fulfilment/v4/products", pr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Authorization", "Bearer "+globex)
+	req.Trailer = http.Header{"X-Partner-Id": nil, "X_partner_id": nil}
+	go func() {
+		_, _ = io.WriteString(pw, "a")
+		req.Trailer.Set("X-Partner-Id", demoPartner)
+		req.Trailer["X_partner_id"] = []string{demoPartner}
+		pw.Close()
+	}()
+	resp, err := client.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, _ = io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	if resp.ProtoMajor != 2 {
+		t.Fatalf("the gateway answered over HTTP/%d.%d; this test needs cleartext HTTP/2", resp.ProtoMajor, resp.ProtoMinor)
+	}
+	reqs, _ := u.take()
+	if resp.StatusCode != http.StatusOK || len(reqs) != 1 {
+		t.Fatalf("answer %d, the WMS received %d requests; want 200 and one", resp.StatusCode, len(reqs))
+	}
+	if ids := identityLines(reqs[0]); len(ids) != 1 || ids[0] != "X-Partner-Id: "+globexPartner {
+		t.Errorf("the WMS received identity lines %q, want only X-Partner-Id: %s; request:\n%s", ids, globexPartner, reqs[0])
+	}
+	g.noPanic(t)
+}
