@@ -60,6 +60,8 @@ func init() {
 //	                     pass_unmapped is set)
 //	405 method-not-allowed  a method the version does not serve (methods;
 //	                     default GET and HEAD), with Allow listing those it does
+//	400 invalid-request  a GET or HEAD request with content (a Content-Length
+//	                     other than 0, or a chunked body)
 //	500 misconfigured    no identity from fulfilment_auth: the guard did not run
 //	                     before this handler (checked first, for every request)
 //
@@ -274,6 +276,12 @@ func (h *VersionHandler) ServeHTTP(w http.ResponseWriter, r *http.Request, next 
 		w.Header().Set("Allow", v.AllowHeader())
 		writeProblem(w, http.StatusMethodNotAllowed, "method-not-allowed",
 			"this method is not served here; the Allow header lists the methods that are")
+		return nil
+	}
+	if r.ContentLength != 0 && (r.Method == http.MethodGet || r.Method == http.MethodHead) {
+		// Content on a GET or HEAD has no meaning, and an upstream that
+		// ignores it would read it as the next request on the connection.
+		writeProblem(w, http.StatusBadRequest, "invalid-request", "a GET or HEAD request must not carry content")
 		return nil
 	}
 	if ce := h.logger.Check(zapcore.DebugLevel, "fulfilment path mapped"); ce != nil {

@@ -103,11 +103,19 @@ func (u *rawUpstream) take() (requests, tunneled []string) {
 }
 
 // startGatewayOnRawUpstream runs the demo Caddyfile with its reverse_proxy
-// pointed at a raw upstream.
-func startGatewayOnRawUpstream(t *testing.T) (*repoGateway, *rawUpstream) {
+// pointed at a raw upstream; methods, when given, are the methods the
+// version handler serves (the demo's default is GET and HEAD).
+func startGatewayOnRawUpstream(t *testing.T, methods ...string) (*repoGateway, *rawUpstream) {
 	t.Helper()
 	u := startRawUpstream(t)
 	cf := repoCaddyfile(t)
+	if len(methods) > 0 {
+		const block = "fulfilment_version {"
+		if !strings.Contains(cf, block) {
+			t.Fatalf("the demo Caddyfile has no %q", block)
+		}
+		cf = strings.Replace(cf, block, block+"\n\t\tmethods "+strings.Join(methods, " "), 1)
+	}
 	const proxy = "reverse_proxy 127.0.0.1:{$WMS_PORT:8081}"
 	if !strings.Contains(cf, proxy) {
 		t.Fatalf("the demo Caddyfile has no %q", proxy)
@@ -134,13 +142,14 @@ func identityLines(raw string) []string {
 // an obs-folded line, under an underscore spelling, or in a second request
 // hidden in the body by Transfer-Encoding and Content-Length games. Every
 // request the WMS receives must carry exactly one identity line, globex's,
-// and the WMS must receive exactly one request per attack.
+// and the WMS must receive exactly one request per attack. (POST, which
+// the version handler serves here, so that bodies and trailers go on.)
 func TestHostileUpstreamSeesOnlyTheGuardsIdentity(t *testing.T) {
 	t.Parallel()
-	g, u := startGatewayOnRawUpstream(t)
+	g, u := startGatewayOnRawUpstream(t, "GET", "HEAD", "POST")
 	globex := hostileToken(t, g.Base, globexClientID, globexClientSecret)
 	host := hostport(g.Base)
-	head := "GET /api/fulfilment/v4/products HTTP/1.1\r\nHost: " + host + "\r\nAuthorization: Bearer " + globex + "\r\nConnection: close\r\n"
+	head := "POST /api/fulfilment/v4/products HTTP/1.1\r\nHost: " + host + "\r\nAuthorization: Bearer " + globex + "\r\nConnection: close\r\n"
 	hidden := "GET /wms/items HTTP/1.1\r\nHost: x\r\nX-Partner-Id: " + demoPartner + "\r\n\r\n"
 	attacks := map[string]string{
 		"announced trailer":                         "Transfer-Encoding: chunked\r\nTrailer: X-Partner-Id\r\n\r\n1\r\na\r\n0\r\nX-Partner-Id: " + demoPartner + "\r\n\r\n",
@@ -237,14 +246,14 @@ func TestHostileUpgradeNeverReachesTheWMS(t *testing.T) {
 // X-Partner-Id, announced, must not reach the WMS either.
 func TestHostileH2CTrailersCannotCarryIdentity(t *testing.T) {
 	t.Parallel()
-	g, u := startGatewayOnRawUpstream(t)
+	g, u := startGatewayOnRawUpstream(t, "GET", "HEAD", "POST")
 	globex := hostileToken(t, g.Base, globexClientID, globexClientSecret)
 	var protocols http.Protocols
 	protocols.SetUnencryptedHTTP2(true)
 	client := &http.Client{Transport: &http.Transport{Protocols: &protocols}, Timeout: 30 * time.Second}
 	u.take()
 	pr, pw := io.Pipe()
-	req, err := http.NewRequest(http.MethodGet, g.Base+"/api/fulfilment/v4/products", pr)
+	req, err := http.NewRequest(http.MethodPost, g.Base+"/api/fulfilment/v4/products", pr)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -271,6 +280,46 @@ func TestHostileH2CTrailersCannotCarryIdentity(t *testing.T) {
 	}
 	if ids := identityLines(reqs[0]); len(ids) != 1 || ids[0] != "X-Partner-Id: "+globexPartner {
 		t.Errorf("the WMS received identity lines %q, want only X-Partner-Id: %s; request:\n%s", ids, globexPartner, reqs[0])
+	}
+	g.noPanic(t)
+}
+
+// A GET or HEAD request has no content in the interface. Forwarded to the
+// WMS, content on a GET is where request smuggling starts: a legacy server
+// that ignores Content-Length on GET (or reads it as the next request on the
+// connection) would run a request hidden in the body, with whatever
+// X-Partner-Id it carries; and a body that never arrives holds a WMS
+// connection for as long as the caller likes. Such content must never reach
+// the WMS: the gateway refuses it (400 problem+json) before proxying.
+func TestHostileGetContentNeverReachesTheWMS(t *testing.T) {
+	t.Parallel()
+	g, u := startGatewayOnRawUpstream(t)
+	globex := hostileToken(t, g.Base, globexClientID, globexClientSecret)
+	host := hostport(g.Base)
+	hidden := "GET /wms/items HTTP/1.1\r\nHost: x\r\nX-Partner-Id: " + demoPartner + "\r\n\r\n"
+	for _, method := range []string{http.MethodGet, http.MethodHead} {
+		for name, rest := range map[string]string{
+			"Content-Length":            fmt.Sprintf("Content-Length: %d\r\n\r\n%s", len(hidden), hidden),
+			"chunked":                   fmt.Sprintf("Transfer-Encoding: chunked\r\n\r\n%x\r\n%s\r\n0\r\n\r\n", len(hidden), hidden),
+			"chunked, empty, a trailer": "Transfer-Encoding: chunked\r\nTrailer: X-Partner-Id\r\n\r\n0\r\nX-Partner-Id: " + demoPartner + "\r\n\r\n",
+		} {
+			u.take()
+			req := method + " /api/fulfilment/v4/products HTTP/1.1\r\nHost: " + host + "\r\nAuthorization: Bearer " + globex + "\r\nConnection: close\r\n" + rest
+			r := rawHTTP(t, host, req)
+			reqs, _ := u.take()
+			if r.Status != http.StatusBadRequest || (method == http.MethodGet && !strings.Contains(r.Body, "invalid-request")) {
+				t.Errorf("%s with content (%s): %d %s, want 400 invalid-request", method, name, r.Status, r.Body)
+			}
+			if len(reqs) != 0 {
+				t.Errorf("%s with content (%s): the WMS received %q", method, name, reqs)
+			}
+		}
+	}
+	// Content-Length: 0 is no content: served as usual.
+	u.take()
+	r := rawHTTP(t, host, "GET /api/fulfilment/v4/products HTTP/1.1\r\nHost: "+host+"\r\nAuthorization: Bearer "+globex+"\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")
+	if reqs, _ := u.take(); r.Status != http.StatusOK || len(reqs) != 1 {
+		t.Errorf("GET with Content-Length: 0: %d, the WMS received %d requests; want 200 and one", r.Status, len(reqs))
 	}
 	g.noPanic(t)
 }
