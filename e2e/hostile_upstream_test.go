@@ -161,6 +161,13 @@ func TestHostileUpstreamSeesOnlyTheGuardsIdentity(t *testing.T) {
 		"request in the body":                       fmt.Sprintf("Content-Length: %d\r\n\r\n%s", len(hidden), hidden),
 		"TE and CL together":                        fmt.Sprintf("Content-Length: %d\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n%s", 5+len(hidden), hidden),
 		"chunk hiding a request":                    fmt.Sprintf("Transfer-Encoding: chunked\r\n\r\n%x\r\n%s\r\n0\r\n\r\n", len(hidden), hidden),
+		"space before the colon":                    "X-Partner-Id : " + demoPartner + "\r\n\r\n",
+		"tab before the colon":                      "X-Partner-Id\t: " + demoPartner + "\r\n\r\n",
+		"NUL in the name":                           "X-Partner-Id\x00: " + demoPartner + "\r\n\r\n",
+		"two Content-Lengths":                       fmt.Sprintf("Content-Length: 0\r\nContent-Length: %d\r\n\r\n%s", len(hidden), hidden),
+		"chunked, identity":                         fmt.Sprintf("Transfer-Encoding: chunked, identity\r\n\r\n%s", hidden),
+		"xchunked":                                  fmt.Sprintf("Transfer-Encoding: xchunked\r\n\r\n%s", hidden),
+		"bare LF line ends":                         "X-Foo: 1\nX-Partner-Id: " + demoPartner + "\r\n\r\n",
 	}
 	for name, rest := range attacks {
 		u.take()
@@ -169,11 +176,11 @@ func TestHostileUpstreamSeesOnlyTheGuardsIdentity(t *testing.T) {
 		if len(tunneled) != 0 {
 			t.Errorf("%s: bytes reached the WMS outside a request: %q", name, tunneled)
 		}
-		if r.Status >= 400 && r.Status < 500 && len(reqs) == 0 {
-			continue // refused, nothing forwarded: fine
+		if (r.Status >= 400 && r.Status < 500 || r.Status == http.StatusNotImplemented) && len(reqs) == 0 {
+			continue // refused (501: a transfer coding not supported), nothing forwarded: fine
 		}
 		if r.Status != http.StatusOK || len(reqs) != 1 {
-			t.Errorf("%s: answer %d, the WMS received %d requests; want 200 and one request (or a 4xx and none)", name, r.Status, len(reqs))
+			t.Errorf("%s: answer %d, the WMS received %d requests; want 200 and one request (or a 4xx or 501 and none)", name, r.Status, len(reqs))
 		}
 		for _, raw := range reqs {
 			if ids := identityLines(raw); len(ids) != 1 || ids[0] != "X-Partner-Id: "+globexPartner {
