@@ -43,7 +43,8 @@ func init() {
 // sets the guard's identity header to that partner id, replacing whatever is
 // there, and keeps the guard's header names out of Connection, so that the
 // proxy after it can neither lose nor replace the identity; and it forwards
-// neither a protocol upgrade nor trailers (see dropUpgradeAndTrailers).
+// neither a protocol upgrade nor trailers (see dropUpgradeAndTrailers), nor
+// a header that overrides the method or path (overrideHeaders).
 //
 // A deprecated version's responses carry Deprecation (RFC 9745, "@<unix>"),
 // Sunset (RFC 8594, HTTP-date) and Link rel="successor-version" headers.
@@ -297,7 +298,21 @@ func (h *VersionHandler) ServeHTTP(w http.ResponseWriter, r *http.Request, next 
 	}
 	id.guard.forwardIdentity(r.Header, id.id)
 	dropUpgradeAndTrailers(r)
+	for _, name := range overrideHeaders {
+		if _, ok := r.Header[name]; ok {
+			delete(r.Header, name)
+		}
+	}
 	return serveAsProblems(w, r, next, h.logger)
+}
+
+// overrideHeaders (canonical names) ask many server frameworks to take
+// another method or path than the request line's: passed on, they would
+// run a method the version does not serve, or reach a path no resource
+// maps, past the checks above. They are never forwarded.
+var overrideHeaders = []string{
+	"X-Http-Method-Override", "X-Http-Method", "X-Method-Override", "X-Original-Method",
+	"X-Original-Url", "X-Rewrite-Url",
 }
 
 // refuseUnverified answers a request that reached the handler without the

@@ -330,3 +330,38 @@ func TestHostileGetContentNeverReachesTheWMS(t *testing.T) {
 	}
 	g.noPanic(t)
 }
+
+// Many server frameworks let a header override the request's method or
+// path (X-HTTP-Method-Override and friends: Rails, Express, ASP.NET, Spring;
+// X-Original-URL and X-Rewrite-URL: IIS, Symfony). Passed on, they would
+// let a partner run a method the version does not serve (a DELETE behind a
+// GET) or reach a WMS path no resource maps (the internal change feed)
+// while the gateway checked another. None of them reaches the WMS.
+func TestHostileOverrideHeadersNeverReachTheWMS(t *testing.T) {
+	t.Parallel()
+	g, u := startGatewayOnRawUpstream(t)
+	globex := hostileToken(t, g.Base, globexClientID, globexClientSecret)
+	overrides := []string{
+		"X-HTTP-Method-Override", "X-HTTP-Method", "X-Method-Override",
+		"X-Original-URL", "X-Rewrite-URL", "X-Original-Method",
+	}
+	for _, name := range overrides {
+		value := "DELETE"
+		if strings.HasSuffix(name, "URL") {
+			value = "/wms/changes"
+		}
+		for _, path := range []string{"/api/fulfilment/v4/products/ITM-1", "/v3/products"} {
+			u.take()
+			status, _, body := do(t, http.MethodGet, g.Base+path, nil, "Authorization", "Bearer "+globex, name, value)
+			reqs, _ := u.take()
+			if status != http.StatusOK || len(reqs) != 1 {
+				t.Errorf("GET %s with %s: %d %s, the WMS received %d requests; want 200 and one", path, name, status, body, len(reqs))
+				continue
+			}
+			if h, _, _ := strings.Cut(reqs[0], "\r\n\r\n"); strings.Contains(strings.ToLower(h), "\r\n"+strings.ToLower(name)+":") {
+				t.Errorf("GET %s: the WMS received %s:\n%s", path, name, h)
+			}
+		}
+	}
+	g.noPanic(t)
+}
