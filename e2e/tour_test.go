@@ -203,9 +203,13 @@ func readsOnly(command string) bool {
 func TestReadmeTour(t *testing.T) {
 	t.Parallel()
 	steps := readmeTour(t)
-	g := startRepoGateway(t, repoCaddyfile(t))
-	g.clearLog(t) // the harness's own readiness probe reached the simulator
+	// The demo lets webhooks reach 127.0.0.1 at the receivers' ports only
+	// (FULFILGATE_RECEIVER_PORTS, default 9090): here, the tour's receiver.
 	receiverPort := freePort(t)
+	g := newRepoGateway(t, repoCaddyfile(t))
+	g.Env = append(g.Env, fmt.Sprintf("FULFILGATE_RECEIVER_PORTS=%d", receiverPort))
+	g.run(t)
+	g.clearLog(t) // the harness's own readiness probe reached the simulator
 
 	wrapper := filepath.Join(t.TempDir(), "caddy")
 	script := fmt.Sprintf("#!/bin/sh\nexec %q \"$@\" --address %q\n", caddyBin, g.Admin)
