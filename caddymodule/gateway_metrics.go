@@ -129,8 +129,8 @@ func (m *gatewayMetrics) guardRefusal(f tokens.Fault) {
 
 // request counts a request of version by the partner the guard found in r.
 func (m *gatewayMetrics) request(version string, r *http.Request) {
-	partner, _ := caddyhttp.GetVar(r.Context(), partnerIDVar).(string)
-	if partner == "" {
+	partner, ok := partnerFromRequest(r)
+	if !ok {
 		partner = "none"
 	}
 	k := versionPartner{version, partner}

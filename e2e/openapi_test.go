@@ -150,7 +150,7 @@ func problemType(t *testing.T, e exchange) string {
 func specGateway(t *testing.T, maxSubs int) *repoGateway {
 	t.Helper()
 	cf := keyedCaddyfile(t)
-	old := "\t\twebhooks {\n\t\t\tallow_http\n"
+	old := "\t\t\tallow_http\n"
 	if !strings.Contains(cf, old) {
 		t.Fatalf("demo Caddyfile lacks %q", old)
 	}

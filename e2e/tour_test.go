@@ -203,10 +203,9 @@ func readsOnly(command string) bool {
 func TestReadmeTour(t *testing.T) {
 	t.Parallel()
 	steps := readmeTour(t)
-	// The demo lets webhooks reach 127.0.0.1 at the receivers' ports only
-	// (FULFILGATE_RECEIVER_PORTS, default 9090): here, the tour's receiver.
 	receiverPort := freePort(t)
 	g := newRepoGateway(t, repoCaddyfile(t))
+	// The demo lets webhooks reach 127.0.0.1 only at the receivers' ports.
 	g.Env = append(g.Env, fmt.Sprintf("FULFILGATE_RECEIVER_PORTS=%d", receiverPort))
 	g.run(t)
 	g.clearLog(t) // the harness's own readiness probe reached the simulator
