@@ -19,7 +19,7 @@ func requestOf(partner string) *http.Request {
 	r := httptest.NewRequest("GET", "/api/fulfilment/v4/shipments", nil)
 	vars := map[string]any{}
 	if partner != "" {
-		vars[partnerIDVar] = partner
+		vars[partnerIDVar] = verifiedPartner{id: partner, guard: &AuthHandler{}}
 	}
 	return r.WithContext(context.WithValue(r.Context(), caddyhttp.VarsCtxKey, vars))
 }

@@ -54,9 +54,10 @@ type problemResponseWriter struct {
 	failed      bool // the upstream answered 5xx
 	// ours are the headers the gateway had set before proxying, with the
 	// gateway's values (the proxy may overwrite them with the WMS's, e.g.
-	// Server); few, so an array keeps them without an allocation.
-	ours  [6]preset
-	nOurs int
+	// Server). Usually two (Server and the request id): room for them is
+	// inline, so the writer stays small; more go to the heap.
+	ours   []preset
+	inline [2]preset
 }
 
 type preset struct {
@@ -66,11 +67,9 @@ type preset struct {
 
 func newProblemResponseWriter(w http.ResponseWriter) *problemResponseWriter {
 	pw := &problemResponseWriter{ResponseWriterWrapper: caddyhttp.ResponseWriterWrapper{ResponseWriter: w}}
+	pw.ours = pw.inline[:0]
 	for name, values := range w.Header() {
-		if pw.nOurs < len(pw.ours) {
-			pw.ours[pw.nOurs] = preset{name, values}
-			pw.nOurs++
-		}
+		pw.ours = append(pw.ours, preset{name, values})
 	}
 	return pw
 }
@@ -88,13 +87,13 @@ func (pw *problemResponseWriter) WriteHeader(status int) {
 	}
 	pw.wroteHeader, pw.replaced, pw.failed = true, true, status >= 500
 	h := pw.Header()
-	kept := make(http.Header, 2+pw.nOurs)
+	kept := make(http.Header, len(keptUpstreamHeaders)+len(pw.ours))
 	for _, name := range keptUpstreamHeaders {
 		if v := h.Values(name); len(v) > 0 {
 			kept[name] = v
 		}
 	}
-	for _, p := range pw.ours[:pw.nOurs] {
+	for _, p := range pw.ours {
 		kept[p.name] = p.values
 	}
 	clear(h)

@@ -3,6 +3,7 @@ package caddymodule
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -95,6 +96,34 @@ func TestUpstreamSuccessPassesThrough(t *testing.T) {
 		}
 		if rec.Code != 200 || rec.Body.String() != body || rec.Header().Get("Content-Type") != "application/json" {
 			t.Fatalf("viaCopy=%v: a success was changed: %d %v %s", viaCopy, rec.Code, rec.Header(), rec.Body)
+		}
+	}
+}
+
+// However many headers the gateway set before proxying (the request id,
+// Server, the deprecation headers, a header directive's), an error answer
+// keeps every one of them with the gateway's value.
+func TestUpstreamErrorKeepsEveryHeaderTheGatewaySet(t *testing.T) {
+	rec := httptest.NewRecorder()
+	ours := http.Header{}
+	for i := range 9 {
+		ours.Set(fmt.Sprintf("X-Gateway-%d", i), fmt.Sprint("value-", i))
+	}
+	for k, v := range ours {
+		rec.Header()[k] = v
+	}
+	next := caddyhttp.HandlerFunc(func(w http.ResponseWriter, r *http.Request) error {
+		w.Header().Add("X-Gateway-3", "the WMS's") // as reverse_proxy copies its headers
+		w.WriteHeader(http.StatusInternalServerError)
+		return nil
+	})
+	req := httptest.NewRequest(http.MethodGet, "/wms/items", nil)
+	if err := serveAsProblems(rec, req, next, zap.NewNop()); err != nil {
+		t.Fatal(err)
+	}
+	for k, v := range ours {
+		if got := rec.Header().Values(k); len(got) != 1 || got[0] != v[0] {
+			t.Errorf("the problem answer's %s is %q, want the gateway's %q", k, got, v[0])
 		}
 	}
 }

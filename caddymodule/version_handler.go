@@ -279,7 +279,13 @@ func (h *VersionHandler) ServeHTTP(w http.ResponseWriter, r *http.Request, next 
 		ce.Write(zap.String("version", v.Name), zap.String("resource", m.Resource),
 			zap.String("upstream_path", m.RawPath), requestIDField(r))
 	}
-	r.URL.Path, r.URL.RawPath = m.Path, m.RawPath
+	// RawPath only where it differs from Path's default encoding, as
+	// url.URL.SetPath leaves it: net/http validates and decodes a RawPath
+	// again each time it writes the request.
+	r.URL.Path, r.URL.RawPath = m.Path, ""
+	if r.URL.EscapedPath() != m.RawPath {
+		r.URL.RawPath = m.RawPath
+	}
 	id.guard.forwardIdentity(r.Header, id.id)
 	return serveAsProblems(w, r, next, h.logger)
 }

@@ -129,6 +129,27 @@ func TestVersionHandlerRewrites(t *testing.T) {
 	}
 }
 
+// The upstream URL carries a RawPath only where the path's default
+// encoding would differ from the mapped one (as url.URL.SetPath sets it):
+// a plain path, or one whose escapes are the default ones, has none; an
+// escaped reserved character or a '!' keeps its form.
+func TestVersionHandlerSetsRawPathOnlyWhereNeeded(t *testing.T) {
+	h := demoVersionHandler()
+	provisionVersionHandler(t, h)
+	for target, want := range map[string]string{
+		"/api/fulfilment/v4/products":        "",
+		"/api/fulfilment/v4/products/sku-1":  "",
+		"/api/fulfilment/v4/outbounds/o%201": "",
+		"/api/fulfilment/v4/outbounds/o%2C1": "/wms/outbound-orders/o%2C1",
+		"/api/fulfilment/v4/shipments/a!b":   "/wms/shipments/a!b",
+	} {
+		_, s := serveVersion(t, h, target)
+		if s.rawPath != want {
+			t.Errorf("%s: upstream RawPath %q, want %q", target, s.rawPath, want)
+		}
+	}
+}
+
 func TestVersionHandlerDeprecationHeaders(t *testing.T) {
 	h := demoVersionHandler()
 	provisionVersionHandler(t, h)

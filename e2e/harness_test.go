@@ -301,7 +301,12 @@ func do(t testing.TB, method, url string, body io.Reader, header ...string) (int
 	for i := 0; i+1 < len(header); i += 2 {
 		req.Header.Set(header[i], header[i+1])
 	}
-	client := &http.Client{Timeout: 30 * time.Second, CheckRedirect: func(*http.Request, []*http.Request) error {
+	// A transport of its own: no connection is kept from one call to the
+	// next, so a call after a reload (which replaces the admin endpoint's
+	// server) never lands on a connection the old server has closed.
+	tr := &http.Transport{}
+	defer tr.CloseIdleConnections()
+	client := &http.Client{Transport: tr, Timeout: 30 * time.Second, CheckRedirect: func(*http.Request, []*http.Request) error {
 		return http.ErrUseLastResponse
 	}}
 	resp, err := client.Do(req)

@@ -63,6 +63,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/fulfilgate/fulfilgate/bench/internal/procstat"
 )
 
 func main() {
@@ -266,7 +268,7 @@ func session(caddyBin, dir string, rounds int, duration time.Duration, workers i
 		MaxIdleConns: workers * 4, MaxIdleConnsPerHost: workers, IdleConnTimeout: time.Minute,
 	}}
 	// Warm-up: connections, caches.
-	cpu := processCPU(cmd.Process.Pid)
+	cpu := procstat.ProcessCPU(cmd.Process.Pid)
 	for _, rq := range reqs {
 		if _, err := drive(client, cpu, rq, workers, duration/3); err != nil {
 			return nil, err
@@ -429,14 +431,14 @@ func (r result) cpuPerRequest() float64 {
 // drive sends GET url from workers goroutines for d; every answer must be
 // 200, or the run fails. With cpu, it also notes the gateway's CPU time
 // over the round.
-func drive(client *http.Client, cpu cpuClock, rq request, workers int, d time.Duration) (result, error) {
+func drive(client *http.Client, cpu procstat.Clock, rq request, workers int, d time.Duration) (result, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), d)
 	defer cancel()
 	var n atomic.Int64
 	var firstErr error
 	var once sync.Once
 	var wg sync.WaitGroup
-	cpu0, cpuErr := cpu.read()
+	cpu0, cpuErr := cpu.Read()
 	start := time.Now()
 	for range workers {
 		wg.Add(1)
@@ -457,7 +459,7 @@ func drive(client *http.Client, cpu cpuClock, rq request, workers int, d time.Du
 	}
 	wg.Wait()
 	res := result{requests: n.Load(), elapsed: time.Since(start)}
-	if cpu1, err := cpu.read(); err == nil && cpuErr == nil {
+	if cpu1, err := cpu.Read(); err == nil && cpuErr == nil {
 		res.cpu, res.cpuRequests = cpu1-cpu0, res.requests
 	}
 	return res, firstErr

@@ -117,20 +117,35 @@ func Run(tb testing.TB, client *http.Client, t Target, n int) (int, time.Duratio
 	return per * Concurrency, time.Since(start)
 }
 
+// Compare's shape: warm-up requests per target, then rounds of
+// roundSize(b.N) requests per target.
+const (
+	warmUp        = Concurrency * 20
+	compareRounds = 10
+)
+
+func roundSize(bN int) int { return max(bN/compareRounds, Concurrency) }
+
+// Requests is how many requests Compare sends each target for b.N, the
+// warm-up included (Run sends whole multiples of Concurrency).
+func Requests(bN int) int {
+	sent := func(n int) int { return max(n/Concurrency, 1) * Concurrency }
+	return sent(warmUp) + compareRounds*sent(roundSize(bN))
+}
+
 // Compare warms both targets up, then measures them in rounds that
 // alternate which goes first (b.N requests in all per target), reports each one's req/s and the ratio
 // subject/baseline as benchmark metrics, logs them, and returns the ratio.
 func Compare(b *testing.B, subject, baseline Target) float64 {
 	client := Client()
-	Run(b, client, subject, Concurrency*20)
-	Run(b, client, baseline, Concurrency*20)
+	Run(b, client, subject, warmUp)
+	Run(b, client, baseline, warmUp)
 
-	const rounds = 10
-	n := max(b.N/rounds, Concurrency)
+	n := roundSize(b.N)
 	var sent int
 	var tSubject, tBaseline time.Duration
 	b.ResetTimer()
-	for r := range rounds {
+	for r := range compareRounds {
 		// Alternate which goes first, so that neither always inherits the
 		// other's garbage and connection state.
 		if r%2 == 1 {

@@ -1,0 +1,140 @@
+package main
+
+import (
+	"fmt"
+	"path/filepath"
+	"strings"
+)
+
+// The benchmark partner is the demo's partner-acme (so the simulator's
+// seeded items are its own), with a client of its own for this throw-away
+// gateway only.
+const (
+	benchPartner = "partner-acme"
+	benchClient  = "bench-client"
+	benchSecret  = "bench-secret-0123456789abcdefghijklmnopqrstuvwxyz"
+)
+
+// ports are the listeners of one measurement: the gateway's admin API, its
+// protected and bare sites, the WMS simulator, and the decomposition's
+// sites (by name; none unless asked for).
+type ports struct {
+	admin, protected, bare, wms int
+	parts                       map[string]int
+}
+
+// versionBlock is the demo's version mapping.
+const versionBlock = `	fulfilment_version {
+		map products items
+		map outbounds outbound-orders
+		map inbounds inbound-orders
+		map adjustments stock-adjustments
+		expose shipments receipts labels
+		version v4 {
+			upstream_prefix /wms
+		}
+		version v3 {
+			upstream_prefix /wms/classic
+			deprecated 2026-06-01T00:00:00Z sunset 2027-06-30T00:00:00Z successor v4
+		}
+	}
+`
+
+// Lines of the demo's gateway site.
+const (
+	tokenLines = "\t@token path /api/auth/token\n\tfulfilment_token @token\n"
+	guardLine  = "\tfulfilment_auth\n"
+	subsLine   = "\tfulfilment_subscriptions\n"
+)
+
+// proxyBlock is the demo's reverse_proxy to the simulator on wmsPort.
+func proxyBlock(wmsPort int) string {
+	return fmt.Sprintf("\treverse_proxy 127.0.0.1:%d {\n\t\tlb_retries 2\n\t}\n", wmsPort)
+}
+
+func site(port int, body ...string) string {
+	return fmt.Sprintf("http://:%d {\n%s}\n", port, strings.Join(body, ""))
+}
+
+// gatewaySite is the demo Caddyfile's gateway site (TestGatewaySiteIsTheDemos
+// compares them), proxying to the simulator on wmsPort.
+func gatewaySite(port, wmsPort int) string {
+	return site(port, tokenLines, guardLine, subsLine, versionBlock, proxyBlock(wmsPort))
+}
+
+// bareSite is the baseline: the same reverse_proxy, and nothing else.
+func bareSite(port, wmsPort int) string {
+	return site(port, proxyBlock(wmsPort))
+}
+
+// part is a site of the decomposition: a part of the protected site in
+// front of the same proxy, and the path its requests take.
+type part struct {
+	name, path string
+	site       func(port, wmsPort int) string
+}
+
+// decomposition splits the protected site's cost (-decompose).
+var decomposition = []part{
+	// The version mapping alone.
+	{"versioned", protectedPath, func(port, wms int) string { return site(port, versionBlock, proxyBlock(wms)) }},
+	// The guard alone.
+	{"guarded", barePath, func(port, wms int) string { return site(port, guardLine, proxyBlock(wms)) }},
+	// The protected site without the guard.
+	{"routed", protectedPath, func(port, wms int) string {
+		return site(port, tokenLines, subsLine, versionBlock, proxyBlock(wms))
+	}},
+	// The protected site without the token endpoint's route (its path
+	// matcher runs on every request).
+	{"tokenless", protectedPath, func(port, wms int) string {
+		return site(port, guardLine, subsLine, versionBlock, proxyBlock(wms))
+	}},
+}
+
+// The paths of the two sides' requests.
+const (
+	protectedPath = "/api/fulfilment/v4/products"
+	barePath      = "/wms/items"
+)
+
+// wmsSite is the WMS simulator, as in the demo.
+func wmsSite(port int) string {
+	return fmt.Sprintf("http://:%d {\n\twms_simulator\n}\n", port)
+}
+
+// gatewayCaddyfile is the gateway process's configuration: the fulfilment
+// app with the benchmark's partner (no feed, so no background polling),
+// the protected and the bare site, the decomposition's sites given ports,
+// and, with sameProcess, the simulator too (the demo's single process).
+// No access logs, as in the demo.
+func gatewayCaddyfile(p ports, dir string, sameProcess bool) string {
+	cf := fmt.Sprintf(`{
+	admin 127.0.0.1:%d
+	default_bind 127.0.0.1
+	fulfilment {
+		data_dir %s
+		tokens {
+			partner %s {
+				client %s %s
+			}
+		}
+	}
+}
+
+`, p.admin, filepath.Join(dir, "data"), benchPartner, benchClient, benchSecret) +
+		gatewaySite(p.protected, p.wms) + "\n" + bareSite(p.bare, p.wms)
+	for _, pt := range decomposition {
+		if port, ok := p.parts[pt.name]; ok {
+			cf += "\n" + pt.site(port, p.wms)
+		}
+	}
+	if sameProcess {
+		cf += "\n" + wmsSite(p.wms)
+	}
+	return cf
+}
+
+// wmsCaddyfile runs the simulator alone (its own process, as a real WMS).
+func wmsCaddyfile(p ports) string {
+	return "{\n\tadmin off\n\tdefault_bind 127.0.0.1\n}\n\n" + wmsSite(p.wms)
+}

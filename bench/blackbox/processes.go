@@ -1,0 +1,224 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// process is a running Caddy process of the benchmark (the gateway, maybe
+// under valgrind, or the simulator), with its log file.
+type process struct {
+	cmd  *exec.Cmd
+	log  string
+	done chan struct{}
+}
+
+// startCaddy runs bin with the Caddyfile cf in dir (its HOME and XDG dirs
+// too, so nothing is written outside it). With wrapper, bin runs under
+// that command (valgrind and its options). env is added to the
+// environment. The process dies with the benchmark.
+func startCaddy(bin, dir, name, cf string, wrapper []string, env ...string) (*process, error) {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, err
+	}
+	if err := os.WriteFile(filepath.Join(dir, name+".Caddyfile"), []byte(cf), 0o600); err != nil {
+		return nil, err
+	}
+	logPath := filepath.Join(dir, name+".log")
+	logs, err := os.Create(logPath)
+	if err != nil {
+		return nil, err
+	}
+	defer logs.Close()
+	args := append(append([]string{}, wrapper...), bin, "run", "--config", name+".Caddyfile", "--adapter", "caddyfile")
+	cmd := exec.Command(args[0], args[1:]...)
+	cmd.Dir = dir
+	cmd.Env = append(append(os.Environ(), "HOME="+dir, "XDG_DATA_HOME="+dir, "XDG_CONFIG_HOME="+dir), env...)
+	cmd.Stdout, cmd.Stderr = logs, logs
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("starting %s: %w", name, err)
+	}
+	p := &process{cmd: cmd, log: logPath, done: make(chan struct{})}
+	go func() { _ = cmd.Wait(); close(p.done) }()
+	return p, nil
+}
+
+func (p *process) pid() int { return p.cmd.Process.Pid }
+
+// stop interrupts the process and waits for it (killing it after a while).
+func (p *process) stop() {
+	_ = p.cmd.Process.Signal(os.Interrupt)
+	select {
+	case <-p.done:
+	case <-time.After(30 * time.Second):
+		_ = p.cmd.Process.Kill()
+		<-p.done
+	}
+}
+
+// logTail is the end of the process's log, for error messages.
+func (p *process) logTail() string {
+	b, _ := os.ReadFile(p.log)
+	if len(b) > 4000 {
+		b = b[len(b)-4000:]
+	}
+	return string(b)
+}
+
+// waitStatus polls url with GET until it answers status, the process
+// exits, or within passes.
+func (p *process) waitStatus(url string, status int, within time.Duration) error {
+	deadline := time.Now().Add(within)
+	for {
+		resp, err := http.Get(url)
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == status {
+				return nil
+			}
+			err = fmt.Errorf("status %d", resp.StatusCode)
+		}
+		select {
+		case <-p.done:
+			return fmt.Errorf("%s exited:\n%s", url, p.logTail())
+		default:
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("%s not ready after %v: %w\n%s", url, within, err, p.logTail())
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// buildGateway builds ./cmd/fulfilgate as xcaddy.sh does (CGO off,
+// -trimpath), but keeps the symbol table so that callgrind's and pprof's
+// output names functions; the code is the same.
+func buildGateway(out string) error {
+	fmt.Println("blackbox: building the gateway (./cmd/fulfilgate) ...")
+	build := exec.Command("go", "build", "-trimpath", "-o", out, "./cmd/fulfilgate")
+	build.Env = append(os.Environ(), "CGO_ENABLED=0")
+	build.Stdout, build.Stderr = os.Stderr, os.Stderr
+	if err := build.Run(); err != nil {
+		return fmt.Errorf("building the gateway (run from the repository root): %w", err)
+	}
+	return nil
+}
+
+// fetchToken gets an access token with HTTP Basic client authentication.
+func fetchToken(tokenURL string) (string, error) {
+	req, err := http.NewRequest(http.MethodPost, tokenURL, strings.NewReader("grant_type=client_credentials"))
+	if err != nil {
+		return "", err
+	}
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	req.SetBasicAuth(benchClient, benchSecret)
+	client := &http.Client{Transport: &http.Transport{DisableKeepAlives: true}}
+	resp, err := client.Do(req)
+	if err != nil {
+		return "", err
+	}
+	defer resp.Body.Close()
+	var tr struct {
+		AccessToken string `json:"access_token"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&tr); err != nil || resp.StatusCode != http.StatusOK || tr.AccessToken == "" {
+		return "", fmt.Errorf("token: status %d, %v", resp.StatusCode, err)
+	}
+	return tr.AccessToken, nil
+}
+
+// freePorts returns n TCP ports on 127.0.0.1 that were free a moment ago.
+func freePorts(n int) ([]int, error) {
+	var ports []int
+	var ls []net.Listener
+	defer func() {
+		for _, l := range ls {
+			l.Close()
+		}
+	}()
+	for range n {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			return nil, err
+		}
+		ls = append(ls, l)
+		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
+	}
+	return ports, nil
+}
+
+// side is one of the two things compared: its name and the request its
+// load sends (the same headers on both sides).
+type side struct {
+	name   string
+	url    string
+	header http.Header
+}
+
+// fetch GETs the side's URL once and returns the status, the body and the
+// response headers.
+func (s side) fetch(client *http.Client) (int, []byte, http.Header, error) {
+	req, err := http.NewRequest(http.MethodGet, s.url, nil)
+	if err != nil {
+		return 0, nil, nil, err
+	}
+	for k, v := range s.header {
+		req.Header[k] = v
+	}
+	resp, err := client.Do(req)
+	if err != nil {
+		return 0, nil, nil, err
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	return resp.StatusCode, b, resp.Header, err
+}
+
+// sameAnswer makes sure both sides answer 200 with the same body (so the
+// simulator does the same work for each).
+func sameAnswer(a, b side) error {
+	c := &http.Client{Timeout: 60 * time.Second}
+	as, ab, _, err := a.fetch(c)
+	if err != nil {
+		return err
+	}
+	bs, bb, _, err := b.fetch(c)
+	if err != nil {
+		return err
+	}
+	if as != http.StatusOK || bs != http.StatusOK {
+		return fmt.Errorf("%s answered %d, %s %d; want 200 from both:\n%s\n%s", a.name, as, b.name, bs, ab, bb)
+	}
+	if string(ab) != string(bb) {
+		return fmt.Errorf("%s and %s answered different bodies:\n%s\n%s", a.name, b.name, ab, bb)
+	}
+	return nil
+}
+
+// guarded makes sure the side is behind the guard: its answer carries a
+// request id, and without the token it answers 401.
+func guarded(s side) error {
+	c := &http.Client{Timeout: 60 * time.Second}
+	_, _, h, err := s.fetch(c)
+	if err != nil {
+		return err
+	}
+	if h.Get("X-Request-Id") == "" {
+		return fmt.Errorf("the %s side's answer has no X-Request-Id: is the guard in front of it?", s.name)
+	}
+	anon := side{name: "anonymous", url: s.url, header: http.Header{}}
+	if as, _, _, err := anon.fetch(c); err != nil || as != http.StatusUnauthorized {
+		return fmt.Errorf("the %s side without a token answered %d (%v), want 401", s.name, as, err)
+	}
+	return nil
+}
