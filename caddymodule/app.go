@@ -6,6 +6,7 @@ package caddymodule
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"path/filepath"
@@ -47,6 +48,10 @@ type App struct {
 	// a different key, or none, is refused at start. Default: none.
 	EncryptionKey string `json:"encryption_key,omitempty"`
 
+	// StorageRaw is the storage backend, a fulfilment.storage module named
+	// by its "backend" key. Default: badger (Badger in DataDir).
+	StorageRaw json.RawMessage `json:"storage,omitempty" caddy:"namespace=fulfilment.storage inline_key=backend"`
+
 	// Tokens configures partners, clients and access tokens.
 	Tokens *TokensConfig `json:"tokens,omitempty"`
 
@@ -56,10 +61,11 @@ type App struct {
 	// Feeds are the upstream change feeds turned into partner events.
 	Feeds []*FeedConfig `json:"feeds,omitempty"`
 
-	ctx    caddy.Context
-	logger *zap.Logger
-	dir    string
-	encKey []byte // the decoded EncryptionKey, nil without one
+	ctx     caddy.Context
+	logger  *zap.Logger
+	storage StorageBackend
+	dir     string
+	encKey  []byte // the decoded EncryptionKey, nil without one
 
 	// state is set by Start and cleared by Stop; request handlers read it
 	// without locks.
@@ -87,6 +93,9 @@ func (a *App) Provision(ctx caddy.Context) error {
 		return fmt.Errorf("data_dir %q: %v", a.dir, err)
 	}
 	a.dir = abs
+	if err := a.provisionStorage(ctx); err != nil {
+		return err
+	}
 	if err := errors.Join(
 		registerGatewayMetrics(ctx.GetMetricsRegistry()),
 		a.provisionEncryption(),
@@ -128,6 +137,24 @@ func (a *App) checkRoutes(ctx caddy.Context) error {
 	return nil
 }
 
+// provisionStorage loads the storage module (Badger when none is given).
+func (a *App) provisionStorage(ctx caddy.Context) error {
+	if a.StorageRaw == nil {
+		a.storage = new(BadgerStorage)
+		return nil
+	}
+	mod, err := ctx.LoadModule(a, "StorageRaw")
+	if err != nil {
+		return fmt.Errorf("loading the storage module: %w", err)
+	}
+	backend, ok := mod.(StorageBackend)
+	if !ok {
+		return fmt.Errorf("storage module %T is not a storage backend", mod)
+	}
+	a.storage = backend
+	return nil
+}
+
 // defaultDataDir is the data dir of an app without data_dir.
 func defaultDataDir() string {
 	return filepath.Join(caddy.AppDataDir(), "fulfilgate")
@@ -136,7 +163,7 @@ func defaultDataDir() string {
 // Start opens (or shares, across a reload) the data directory and starts the
 // subsystems that use it.
 func (a *App) Start() error {
-	st, err := acquireState(a.dir, a.encKey, a.logger)
+	st, err := acquireState(a.dir, a.encKey, a.storage, a.logger)
 	if err != nil {
 		return err
 	}

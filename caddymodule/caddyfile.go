@@ -16,6 +16,7 @@ func init() {
 //		fulfilment {
 //			data_dir <path>
 //			encryption_key <key>  # e.g. {env.FULFILGATE_ENCRYPTION_KEY}; default: none
+//			storage <backend> [...] # a fulfilment.storage module; default: badger
 //			tokens   { ... }   # see TokensConfig
 //			webhooks { ... }   # see WebhooksConfig
 //			feed <name> { ... } # see FeedConfig; repeatable
@@ -51,6 +52,15 @@ func parseGlobalOption(d *caddyfile.Dispenser, existing any) (any, error) {
 			if d.NextArg() {
 				return nil, d.ArgErr()
 			}
+		case "storage":
+			if app.StorageRaw != nil {
+				return nil, d.Err("storage given twice")
+			}
+			unm, name, err := parseStorage(d)
+			if err != nil {
+				return nil, err
+			}
+			app.StorageRaw = caddyconfig.JSONModuleObject(unm, "backend", name, nil)
 		case "tokens":
 			if app.Tokens != nil {
 				return nil, d.Err("tokens block given twice")

@@ -6,7 +6,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/dgraph-io/badger/v4"
 	"go.uber.org/zap"
 
 	"github.com/fulfilgate/fulfilgate/webhooks/feed"
@@ -17,7 +16,7 @@ import (
 // running readers and applies the new settings to them (one reader per feed
 // across reloads); a feed left out of the new config is stopped.
 type feedSet struct {
-	db     *badger.DB
+	store  func(name string) feed.Store // the backend's store of each feed
 	logger *zap.Logger
 
 	mu    sync.Mutex
@@ -27,15 +26,15 @@ type feedSet struct {
 // liveFeedSets are the open feed sets, for the metrics collector.
 var liveFeedSets sync.Map // *feedSet → struct{}
 
-func newFeedSet(db *badger.DB, logger *zap.Logger) *feedSet {
-	s := &feedSet{db: db, logger: logger, feeds: map[string]*feed.Feed{}}
+func newFeedSet(store func(name string) feed.Store, logger *zap.Logger) *feedSet {
+	s := &feedSet{store: store, logger: logger, feeds: map[string]*feed.Feed{}}
 	liveFeedSets.Store(s, struct{}{})
 	return s
 }
 
 // feedSetOf returns the data directory's feed set (created empty if needed).
 func feedSetOf(st *sharedState, logger *zap.Logger) (*feedSet, error) {
-	v, err := st.service("feeds", func() (any, error) { return newFeedSet(st.DB, logger), nil })
+	v, err := st.service("feeds", func() (any, error) { return newFeedSet(st.Stores.Feed, logger), nil })
 	if err != nil {
 		return nil, err
 	}
@@ -85,7 +84,7 @@ func (s *feedSet) apply(cfgs []*FeedConfig, pub feed.Publisher, partners feed.Pa
 			continue
 		}
 		f, err := feed.New(feed.Options{
-			Name: c.Name, DB: s.db, Logger: s.logger,
+			Name: c.Name, Store: s.store(c.Name), Logger: s.logger,
 			DedupeWindow: time.Duration(c.DedupeWindow),
 		}, settings)
 		if err != nil {

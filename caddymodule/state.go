@@ -21,7 +21,7 @@ var statePool = caddy.NewUsagePool()
 // by any loaded config: the Badger handle and the long-running services that
 // use it (dispatcher, feed readers, key ring, ...).
 type sharedState struct {
-	DB     *badger.DB
+	Stores Stores // the domain services' stores, from the storage module
 	Dir    string
 	logger *zap.Logger
 	keyID  [32]byte // SHA-256 of the encryption key it was opened with (zero: none)
@@ -82,20 +82,21 @@ func (s *sharedState) Destruct() error {
 			}
 		}
 	}
-	if err := s.DB.Close(); err != nil {
-		errs = append(errs, fmt.Errorf("closing database: %w", err))
+	if err := s.Stores.Close(); err != nil {
+		errs = append(errs, fmt.Errorf("closing the storage: %w", err))
 	}
 	s.logger.Info("data directory closed", zap.String("data_dir", s.Dir))
 	return errors.Join(errs...)
 }
 
 // acquireState takes a reference to the open state of dir, opening it
-// with encryption key key (nil: unencrypted) if no loaded config has. A
+// through backend with encryption key key (nil: unencrypted) if no loaded
+// config has. A
 // config whose key differs from the one dir is open with is refused: the
 // key of an open database cannot change.
-func acquireState(dir string, key []byte, logger *zap.Logger) (*sharedState, error) {
+func acquireState(dir string, key []byte, backend StorageBackend, logger *zap.Logger) (*sharedState, error) {
 	v, _, err := statePool.LoadOrNew(dir, func() (caddy.Destructor, error) {
-		return openState(dir, key, logger)
+		return openState(dir, key, backend, logger)
 	})
 	if err != nil {
 		return nil, err
@@ -137,9 +138,9 @@ func releaseState(dir string) error {
 	return err
 }
 
-// openState opens dir, first making it private to the gateway's user
-// (datadir.Secure), encrypted under key when there is one.
-func openState(dir string, key []byte, logger *zap.Logger) (*sharedState, error) {
+// openState opens dir through backend, first making it private to the
+// gateway's user (datadir.Secure), encrypted under key when there is one.
+func openState(dir string, key []byte, backend StorageBackend, logger *zap.Logger) (*sharedState, error) {
 	found, err := datadir.Secure(dir)
 	if err != nil {
 		return nil, err
@@ -148,16 +149,12 @@ func openState(dir string, key []byte, logger *zap.Logger) (*sharedState, error)
 		logger.Warn("data directory was open to other users: it holds signing keys, webhook keys and the secret-hashing pepper",
 			zap.String("path", f.Path), zap.String("mode", fmt.Sprintf("%#o", f.Was)), zap.Bool("tightened", f.Err == nil), zap.NamedError("error", f.Err))
 	}
-	opts := badgerOptions(dir, logger)
-	if len(key) > 0 {
-		opts = datadir.WithEncryption(opts, key)
-	}
-	db, err := datadir.Open(dir, opts)
+	stores, err := backend.OpenStores(dir, key, logger)
 	if err != nil {
 		return nil, err
 	}
 	logger.Info("data directory opened", zap.String("data_dir", dir), zap.Bool("encrypted", len(key) > 0))
-	return &sharedState{DB: db, Dir: dir, logger: logger, keyID: encryptionKeyID(key), services: map[string]any{}}, nil
+	return &sharedState{Stores: stores, Dir: dir, logger: logger, keyID: encryptionKeyID(key), services: map[string]any{}}, nil
 }
 
 // badgerOptions are the database settings, defined once in

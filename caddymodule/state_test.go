@@ -27,11 +27,11 @@ func TestSharedStateAcrossLoads(t *testing.T) {
 	core, logs := observer.New(zap.DebugLevel)
 	logger := zap.New(core)
 
-	first, err := acquireState(dir, nil, logger)
+	first, err := acquireState(dir, nil, new(BadgerStorage), logger)
 	if err != nil {
 		t.Fatal(err)
 	}
-	second, err := acquireState(dir, nil, logger)
+	second, err := acquireState(dir, nil, new(BadgerStorage), logger)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -56,7 +56,7 @@ func TestSharedStateAcrossLoads(t *testing.T) {
 		t.Fatal("constructor error was swallowed")
 	}
 
-	if err := first.DB.Update(func(txn *badger.Txn) error { return txn.Set([]byte("k"), []byte("v")) }); err != nil {
+	if err := dbOf(first).Update(func(txn *badger.Txn) error { return txn.Set([]byte("k"), []byte("v")) }); err != nil {
 		t.Fatal(err)
 	}
 	if err := releaseState(dir); err != nil {
@@ -65,7 +65,7 @@ func TestSharedStateAcrossLoads(t *testing.T) {
 	if len(closed) != 0 {
 		t.Fatalf("services closed while a load still used them: %v", closed)
 	}
-	if err := second.DB.View(func(txn *badger.Txn) error { _, err := txn.Get([]byte("k")); return err }); err != nil {
+	if err := dbOf(second).View(func(txn *badger.Txn) error { _, err := txn.Get([]byte("k")); return err }); err != nil {
 		t.Fatalf("database unusable after the first release: %v", err)
 	}
 	if err := releaseState(dir); err != nil {
@@ -79,12 +79,12 @@ func TestSharedStateAcrossLoads(t *testing.T) {
 	}
 
 	// Reopening the same dir works (the lock was released) and keeps data.
-	third, err := acquireState(dir, nil, logger)
+	third, err := acquireState(dir, nil, new(BadgerStorage), logger)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer releaseState(dir)
-	if err := third.DB.View(func(txn *badger.Txn) error { _, err := txn.Get([]byte("k")); return err }); err != nil {
+	if err := dbOf(third).View(func(txn *badger.Txn) error { _, err := txn.Get([]byte("k")); return err }); err != nil {
 		t.Fatalf("data lost across close and reopen: %v", err)
 	}
 }
@@ -104,7 +104,7 @@ func TestBadgerLoggerAdapter(t *testing.T) {
 // started (or has already stopped) still finds the open state.
 func TestCurrentFallsBackToPooledState(t *testing.T) {
 	dir := t.TempDir()
-	holder, err := acquireState(dir, nil, zap.NewNop())
+	holder, err := acquireState(dir, nil, new(BadgerStorage), zap.NewNop())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -130,20 +130,20 @@ func TestCurrentFallsBackToPooledState(t *testing.T) {
 func TestAcquireStateRefusesAnotherEncryptionKey(t *testing.T) {
 	dir := t.TempDir()
 	key := []byte("0123456789abcdef0123456789abcdef")
-	held, err := acquireState(dir, key, zap.NewNop())
+	held, err := acquireState(dir, key, new(BadgerStorage), zap.NewNop())
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = releaseState(dir) })
 	for name, other := range map[string][]byte{"no key": nil, "another key": []byte("fedcba9876543210fedcba9876543210")} {
-		if _, err := acquireState(dir, other, zap.NewNop()); err == nil || !strings.Contains(err.Error(), "encryption_key") {
+		if _, err := acquireState(dir, other, new(BadgerStorage), zap.NewNop()); err == nil || !strings.Contains(err.Error(), "encryption_key") {
 			t.Errorf("%s while the dir is open with a key: %v, want a refusal naming encryption_key", name, err)
 		}
 	}
-	if err := held.DB.Update(func(txn *badger.Txn) error { return txn.Set([]byte("k"), []byte("v")) }); err != nil {
+	if err := dbOf(held).Update(func(txn *badger.Txn) error { return txn.Set([]byte("k"), []byte("v")) }); err != nil {
 		t.Fatalf("the running config lost its database: %v", err)
 	}
-	again, err := acquireState(dir, key, zap.NewNop())
+	again, err := acquireState(dir, key, new(BadgerStorage), zap.NewNop())
 	if err != nil || again != held {
 		t.Fatalf("the same key again: %v", err)
 	}
@@ -151,3 +151,6 @@ func TestAcquireStateRefusesAnotherEncryptionKey(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// dbOf returns the Badger database of a state opened with BadgerStorage.
+func dbOf(st *sharedState) *badger.DB { return st.Stores.(badgerStores).DB() }

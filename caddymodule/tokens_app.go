@@ -161,7 +161,7 @@ func (c *TokensConfig) build(repl *caddy.Replacer) (tokens.Config, error) {
 // data directory and applies this configuration to it.
 func (a *App) startTokens(st *sharedState) error {
 	v, err := st.service("tokens", func() (any, error) {
-		return tokens.Open(tokens.Options{DB: st.DB, Logger: a.logger.Named("tokens")})
+		return tokens.Open(tokens.Options{Store: st.Stores.Tokens(), Logger: a.logger.Named("tokens")})
 	})
 	if err != nil {
 		return err

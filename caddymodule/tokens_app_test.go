@@ -221,7 +221,7 @@ func TestTokenServiceBeforeThisConfigStarted(t *testing.T) {
 func TestTokenServiceNotConfiguredYetIs503(t *testing.T) {
 	a := startTokensApp(t, testTokensConfig())
 	st := pooledState(a.DataDir)
-	half, err := tokens.Open(tokens.Options{DB: st.DB})
+	half, err := tokens.Open(tokens.Options{Store: st.Stores.Tokens()})
 	if err != nil {
 		t.Fatal(err)
 	}

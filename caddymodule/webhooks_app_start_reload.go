@@ -77,7 +77,7 @@ func describe[T fmt.Stringer](xs []T) []string {
 // options are the service options for settings w.
 func (rt *webhookRuntime) options(w webhookSettings, logger *zap.Logger) webhooks.Options {
 	return webhooks.Options{
-		DB:                         rt.st.DB,
+		Storage:                    rt.st.Stores.Webhooks(),
 		Logger:                     logger,
 		MaxSubscriptionsPerPartner: w.MaxSubscriptions,
 		AllowHTTP:                  w.AllowHTTP,

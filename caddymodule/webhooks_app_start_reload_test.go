@@ -9,6 +9,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/fulfilgate/fulfilgate/internal/datadir"
+	"github.com/fulfilgate/fulfilgate/storage/badgerstore"
 	"github.com/fulfilgate/fulfilgate/webhooks"
 )
 
@@ -45,7 +46,8 @@ func TestWebhooksReloadRefusedKeepsSettings(t *testing.T) {
 // running (its Start failed later), the running config's settings come
 // back; a config replaced by a successful reload changes nothing.
 func TestWebhookRuntimeRevert(t *testing.T) {
-	st := &sharedState{DB: openTestDB(t)}
+	db := openTestDB(t)
+	st := &sharedState{Stores: badgerStores{badgerstore.New(db)}}
 	cfgOf := func(maxAttempts int) *WebhooksConfig {
 		c, err := (&WebhooksConfig{MaxAttempts: maxAttempts}).withDefaults()
 		if err != nil {

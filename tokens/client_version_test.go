@@ -3,12 +3,10 @@ package tokens
 import (
 	"crypto/sha256"
 	"encoding/base64"
-	"encoding/json"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/dgraph-io/badger/v4"
 	"github.com/golang-jwt/jwt/v5"
 )
 
@@ -105,15 +103,15 @@ func TestStoredClientVersionIsOpaque(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var rec clientRecord
-	if err := s.db.View(func(txn *badger.Txn) error {
-		item, err := txn.Get([]byte(prefixClient + np.ClientID))
-		if err != nil {
-			return err
-		}
-		return item.Value(func(v []byte) error { return json.Unmarshal(v, &rec) })
-	}); err != nil {
+	var rec ClientRecord
+	clients, err := s.store.Clients()
+	if err != nil {
 		t.Fatal(err)
+	}
+	for _, c := range clients {
+		if c.ID == np.ClientID {
+			rec = c
+		}
 	}
 	if !rec.OpaqueVersion || rec.Version == legacySecretVersion(secretDigest(np.ClientSecret)) {
 		t.Fatalf("stored client record %+v: want an opaque version, not one derived from the secret", rec)

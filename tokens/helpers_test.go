@@ -5,10 +5,6 @@ import (
 	"sync"
 	"testing"
 	"time"
-
-	"github.com/dgraph-io/badger/v4"
-
-	"github.com/fulfilgate/fulfilgate/internal/datadir"
 )
 
 // fakeClock is an injectable clock.
@@ -33,14 +29,32 @@ func (c *fakeClock) Add(d time.Duration) {
 	c.mu.Unlock()
 }
 
-func openDB(t testing.TB, dir string) *badger.DB {
-	t.Helper()
-	db, err := badger.Open(datadir.Options(dir, nil)) // the gateway's own settings
-	if err != nil {
-		t.Fatal(err)
-	}
-	return db
+// openBackend opens a real storage backend's token store in dir and
+// returns it with its close. backend_test.go (package tokens_test) sets it
+// through SetTestBackend: this package's own tests cannot import a backend,
+// which imports this package.
+var openBackend func(t testing.TB, dir string) (Store, func() error)
+
+// SetTestBackend sets the backend the tests of this package run on.
+func SetTestBackend(open func(t testing.TB, dir string) (Store, func() error)) { openBackend = open }
+
+// testStore is a backend's store with its close.
+type testStore struct {
+	Store
+	close func() error
 }
+
+func (s *testStore) Close() error { return s.close() }
+
+// openDB opens the test backend in dir.
+func openDB(t testing.TB, dir string) *testStore {
+	t.Helper()
+	st, closeFn := openBackend(t, dir)
+	return &testStore{Store: st, close: closeFn}
+}
+
+// closeStore closes the store of s (a restart follows).
+func closeStore(s *Service) { s.store.(*testStore).Close() }
 
 // newTestService opens a service on a fresh Badger dir with a fake clock
 // and cfg applied.
@@ -50,7 +64,7 @@ func newTestService(t testing.TB, cfg Config) (*Service, *fakeClock, string) {
 	db := openDB(t, dir)
 	t.Cleanup(func() { db.Close() })
 	clk := newFakeClock()
-	s, err := Open(Options{DB: db, Clock: clk.Now})
+	s, err := Open(Options{Store: db, Clock: clk.Now})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,9 +1,5 @@
 package tokens
 
-import (
-	"github.com/dgraph-io/badger/v4"
-)
-
 // SetPartnerActive disables (or enables again) a partner created through
 // the admin API. A disabled partner's clients get no token, and every token
 // they hold is refused at once (verification checks the partner each time).
@@ -17,10 +13,8 @@ func (s *Service) SetPartnerActive(id string, active bool) error {
 	}
 	p := *old
 	p.Disabled = !active
-	if err := s.db.Update(func(txn *badger.Txn) error {
-		return setJSON(txn, prefixPartner+p.ID, partnerRecord{ID: p.ID, Consolidation: p.Consolidation,
-			WebhookKey: string(p.WebhookKey), Disabled: p.Disabled, Created: p.Created})
-	}); err != nil {
+	if err := s.store.PutPartner(PartnerRecord{ID: p.ID, Consolidation: p.Consolidation,
+		WebhookKey: string(p.WebhookKey), Disabled: p.Disabled, Created: p.Created}); err != nil {
 		return err
 	}
 	s.dynPartners[p.ID] = &p
@@ -46,14 +40,7 @@ func (s *Service) DeletePartner(id string) error {
 			clients = append(clients, cid)
 		}
 	}
-	if err := s.db.Update(func(txn *badger.Txn) error {
-		for _, cid := range clients {
-			if err := txn.Delete([]byte(prefixClient + cid)); err != nil {
-				return err
-			}
-		}
-		return txn.Delete([]byte(prefixPartner + id))
-	}); err != nil {
+	if err := s.store.DeletePartner(id, clients); err != nil {
 		return err
 	}
 	s.forgetIssued(id)

@@ -9,7 +9,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/dgraph-io/badger/v4"
 	"github.com/golang-jwt/jwt/v5"
 	"go.uber.org/zap"
 )
@@ -92,7 +91,7 @@ func (c *Config) Normalize() error {
 
 // Options are the fixed dependencies of a Service.
 type Options struct {
-	DB     *badger.DB // required
+	Store  Store // required
 	Logger *zap.Logger
 	// Clock and Rand are injectable for tests; defaults time.Now and
 	// crypto/rand.
@@ -116,7 +115,7 @@ type settings struct {
 // outlives configuration reloads; Configure applies a new configuration.
 // All reads on the request path are lock-free snapshot loads.
 type Service struct {
-	db     *badger.DB
+	store  Store
 	log    *zap.Logger
 	clock  func() time.Time
 	rand   io.Reader
@@ -132,7 +131,7 @@ type Service struct {
 	dynPartners map[string]*Partner
 	dynClients  map[string]*client
 	genKeys     map[string]*key            // generated keys kept in the store
-	staticKeys  map[string]staticKeyRecord // kept webhook keys of static partners
+	staticKeys  map[string]StaticKeyRecord // kept webhook keys of static partners
 
 	settings atomic.Pointer[settings]
 	ring     atomic.Pointer[ring]
@@ -141,13 +140,13 @@ type Service struct {
 	reuse    sync.Map // client id -> *issued
 }
 
-// Open loads the token state of db (pepper, generated keys, dynamic
-// partners and clients). Call Configure before use.
+// Open loads the token state of opts.Store (pepper, generated keys,
+// dynamic partners and clients). Call Configure before use.
 func Open(opts Options) (*Service, error) {
-	if opts.DB == nil {
-		return nil, errors.New("tokens: no database")
+	if opts.Store == nil {
+		return nil, errors.New("tokens: no store")
 	}
-	s := &Service{db: opts.DB, log: opts.Logger, clock: opts.Clock, rand: opts.Rand,
+	s := &Service{store: opts.Store, log: opts.Logger, clock: opts.Clock, rand: opts.Rand,
 		static: &registry{partners: map[string]*Partner{}, clients: map[string]*client{}}}
 	if s.log == nil {
 		s.log = zap.NewNop()
@@ -318,6 +317,6 @@ type Client struct {
 	version   string
 }
 
-// Close releases nothing of its own (the database belongs to the caller);
+// Close releases nothing of its own (the store belongs to the caller);
 // it exists so the service can live in a closable registry.
 func (s *Service) Close() error { return nil }

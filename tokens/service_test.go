@@ -229,7 +229,7 @@ func TestAuthenticateSameWork(t *testing.T) {
 func TestConfigured(t *testing.T) {
 	db := openDB(t, t.TempDir())
 	t.Cleanup(func() { db.Close() })
-	s, err := Open(Options{DB: db})
+	s, err := Open(Options{Store: db})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,8 +6,6 @@ import (
 	"os"
 	"strings"
 	"testing"
-
-	"github.com/dgraph-io/badger/v4"
 )
 
 // keyless is a static partner without webhook_key.
@@ -26,10 +24,10 @@ func webhookKey(t *testing.T, s *Service, id string) string {
 
 func reopen(t *testing.T, s *Service, dir string, cfg Config) *Service {
 	t.Helper()
-	s.db.Close()
+	closeStore(s)
 	db := openDB(t, dir)
 	t.Cleanup(func() { db.Close() })
-	s2, err := Open(Options{DB: db, Clock: s.clock})
+	s2, err := Open(Options{Store: db, Clock: s.clock})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -72,12 +70,17 @@ func TestStaticPartnerWithoutWebhookKeyGetsOne(t *testing.T) {
 	if webhookKey(t, s, "partner-a") != ka || webhookKey(t, s, "partner-b") != kb {
 		t.Fatal("restart changed the generated key")
 	}
-	// It is kept under tok/.
-	if err := s.db.View(func(txn *badger.Txn) error {
-		_, err := txn.Get([]byte(prefixStaticWebhookKey + "partner-a"))
-		return err
-	}); err != nil {
-		t.Fatalf("kept key: %v", err)
+	// It is kept in the store.
+	recs, err := s.store.StaticWebhookKeys()
+	if err != nil {
+		t.Fatal(err)
+	}
+	kept := false
+	for _, r := range recs {
+		kept = kept || r.Partner == "partner-a" && r.WebhookKey == ka
+	}
+	if !kept {
+		t.Fatalf("the store keeps %+v, want partner-a's generated key among them", recs)
 	}
 }
 

@@ -1,139 +1,63 @@
 package tokens
 
 import (
-	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"strings"
-	"time"
-
-	"github.com/dgraph-io/badger/v4"
 )
-
-// Badger keys of the token state, all under "tok/".
-const (
-	keyPepper        = "tok/pepper"
-	prefixPartner    = "tok/partner/"
-	prefixClient     = "tok/client/"
-	prefixSigningKey = "tok/key/"
-)
-
-type partnerRecord struct {
-	ID            string    `json:"id"`
-	Consolidation bool      `json:"consolidation"`
-	WebhookKey    string    `json:"webhook_key"`
-	Disabled      bool      `json:"disabled,omitempty"`
-	Created       time.Time `json:"created"`
-}
-
-type clientRecord struct {
-	ID      string `json:"id"`
-	Partner string `json:"partner"`
-	Hash    []byte `json:"hash"`
-	Version string `json:"version"`
-	// OpaqueVersion: Version is a random value whose tokens carry it keyed;
-	// unset, it is the secret digest older versions of the gateway put in
-	// tokens unkeyed.
-	OpaqueVersion bool      `json:"opaque_version,omitempty"`
-	Active        bool      `json:"active"`
-	Created       time.Time `json:"created"`
-}
-
-type keyRecord struct {
-	KID      string    `json:"kid"`
-	Alg      string    `json:"alg"`
-	Material []byte    `json:"material"`
-	Created  time.Time `json:"created"`
-	Retired  time.Time `json:"retired,omitzero"`
-}
 
 // load reads the pepper (creating it on first use), generated keys and
 // dynamic partners and clients.
 func (s *Service) load() error {
 	s.dynPartners, s.dynClients, s.genKeys = map[string]*Partner{}, map[string]*client{}, map[string]*key{}
-	return s.db.Update(func(txn *badger.Txn) error {
-		item, err := txn.Get([]byte(keyPepper))
-		switch {
-		case errors.Is(err, badger.ErrKeyNotFound):
-			pepper := make([]byte, 32)
-			if _, err := io.ReadFull(s.rand, pepper); err != nil {
-				return err
-			}
-			if err := txn.Set([]byte(keyPepper), pepper); err != nil {
-				return err
-			}
-			s.hasher = hasher{pepper: pepper}
-		case err != nil:
-			return err
-		default:
-			pepper, err := item.ValueCopy(nil)
-			if err != nil {
-				return err
-			}
-			s.hasher = hasher{pepper: pepper}
-		}
-		if err := eachJSON(txn, prefixPartner, func(r *partnerRecord) error {
-			s.dynPartners[r.ID] = &Partner{ID: r.ID, Consolidation: r.Consolidation,
-				WebhookKey: []byte(r.WebhookKey), Disabled: r.Disabled, Created: r.Created, keySource: KeySourceGenerated}
-			return nil
-		}); err != nil {
-			return err
-		}
-		if err := s.loadStaticKeys(txn); err != nil {
-			return err
-		}
-		if err := eachJSON(txn, prefixClient, func(r *clientRecord) error {
-			if len(r.Hash) != 32 {
-				return fmt.Errorf("client %s: corrupt hash", r.ID)
-			}
-			c := &client{ID: r.ID, PartnerID: r.Partner, version: r.Version, Active: r.Active, Created: r.Created}
-			if !r.OpaqueVersion {
-				c.legacySV = r.Version
-			}
-			copy(c.hash[:], r.Hash)
-			s.dynClients[r.ID] = c
-			return nil
-		}); err != nil {
-			return err
-		}
-		return eachJSON(txn, prefixSigningKey, func(r *keyRecord) error {
-			k, err := newKey(r.KID, r.Alg, r.Material)
-			if err != nil {
-				return err
-			}
-			k.Created, k.Retired = r.Created, r.Retired
-			s.genKeys[k.KID] = k
-			return nil
-		})
+	pepper, err := s.store.Pepper(func() ([]byte, error) {
+		pepper := make([]byte, 32)
+		_, err := io.ReadFull(s.rand, pepper)
+		return pepper, err
 	})
-}
-
-func eachJSON[T any](txn *badger.Txn, prefix string, f func(*T) error) error {
-	it := txn.NewIterator(badger.IteratorOptions{Prefix: []byte(prefix), PrefetchValues: true, PrefetchSize: 100})
-	defer it.Close()
-	for it.Rewind(); it.Valid(); it.Next() {
-		v, err := it.Item().ValueCopy(nil)
+	if err != nil {
+		return fmt.Errorf("reading the pepper: %w", err)
+	}
+	s.hasher = hasher{pepper: pepper}
+	partners, err := s.store.Partners()
+	if err != nil {
+		return fmt.Errorf("reading partners: %w", err)
+	}
+	for _, r := range partners {
+		s.dynPartners[r.ID] = &Partner{ID: r.ID, Consolidation: r.Consolidation,
+			WebhookKey: []byte(r.WebhookKey), Disabled: r.Disabled, Created: r.Created, keySource: KeySourceGenerated}
+	}
+	if err := s.loadStaticKeys(); err != nil {
+		return err
+	}
+	clients, err := s.store.Clients()
+	if err != nil {
+		return fmt.Errorf("reading clients: %w", err)
+	}
+	for _, r := range clients {
+		if len(r.Hash) != 32 {
+			return fmt.Errorf("client %s: corrupt hash", r.ID)
+		}
+		c := &client{ID: r.ID, PartnerID: r.Partner, version: r.Version, Active: r.Active, Created: r.Created}
+		if !r.OpaqueVersion {
+			c.legacySV = r.Version
+		}
+		copy(c.hash[:], r.Hash)
+		s.dynClients[r.ID] = c
+	}
+	keys, err := s.store.SigningKeys()
+	if err != nil {
+		return fmt.Errorf("reading signing keys: %w", err)
+	}
+	for _, r := range keys {
+		k, err := newKey(r.KID, r.Alg, r.Material)
 		if err != nil {
 			return err
 		}
-		r := new(T)
-		if err := json.Unmarshal(v, r); err != nil {
-			return fmt.Errorf("decoding %s: %w", it.Item().Key(), err)
-		}
-		if err := f(r); err != nil {
-			return err
-		}
+		k.Created, k.Retired = r.Created, r.Retired
+		s.genKeys[k.KID] = k
 	}
 	return nil
-}
-
-func setJSON(txn *badger.Txn, key string, v any) error {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return err
-	}
-	return txn.Set([]byte(key), b)
 }
 
 // keyRetention is how long a retired generated key still verifies: the
@@ -182,21 +106,11 @@ func (s *Service) generatedRing(alg string, rotate bool) (*ring, error) {
 		}
 	}
 	if len(changed) > 0 || len(deleted) > 0 {
-		err := s.db.Update(func(txn *badger.Txn) error {
-			for _, k := range changed {
-				if err := setJSON(txn, prefixSigningKey+k.KID, keyRecord{KID: k.KID, Alg: k.Alg,
-					Material: keyMaterial(k), Created: k.Created, Retired: k.Retired}); err != nil {
-					return err
-				}
-			}
-			for _, kid := range deleted {
-				if err := txn.Delete([]byte(prefixSigningKey + kid)); err != nil {
-					return err
-				}
-			}
-			return nil
-		})
-		if err != nil {
+		put := make([]KeyRecord, len(changed))
+		for i, k := range changed {
+			put[i] = KeyRecord{KID: k.KID, Alg: k.Alg, Material: keyMaterial(k), Created: k.Created, Retired: k.Retired}
+		}
+		if err := s.store.UpdateSigningKeys(put, deleted); err != nil {
 			return nil, fmt.Errorf("storing signing keys: %w", err)
 		}
 		for _, k := range changed {
@@ -277,13 +191,8 @@ func (s *Service) CreatePartner(id string, consolidation bool) (NewPartner, erro
 	if err != nil {
 		return NewPartner{}, err
 	}
-	if err := s.db.Update(func(txn *badger.Txn) error {
-		if err := setJSON(txn, prefixPartner+id, partnerRecord{ID: id, Consolidation: consolidation,
-			WebhookKey: wk, Created: p.Created}); err != nil {
-			return err
-		}
-		return setJSON(txn, prefixClient+c.ID, recordOf(c))
-	}); err != nil {
+	if err := s.store.CreatePartner(PartnerRecord{ID: id, Consolidation: consolidation,
+		WebhookKey: wk, Created: p.Created}, recordOf(c)); err != nil {
 		return NewPartner{}, err
 	}
 	s.dynPartners[id] = p
@@ -311,8 +220,8 @@ func (s *Service) PartnerInfo(id string) (PartnerInfo, error) {
 	return reg.info(id), nil
 }
 
-func recordOf(c *client) clientRecord {
-	return clientRecord{ID: c.ID, Partner: c.PartnerID, Hash: c.hash[:], Version: c.version,
+func recordOf(c *client) ClientRecord {
+	return ClientRecord{ID: c.ID, Partner: c.PartnerID, Hash: c.hash[:], Version: c.version,
 		OpaqueVersion: c.legacySV == "", Active: c.Active, Created: c.Created}
 }
 
@@ -383,7 +292,7 @@ func (s *Service) AddClient(partnerID string) (Credentials, error) {
 
 // putClient stores c and publishes it. Called with mu held.
 func (s *Service) putClient(c *client) error {
-	if err := s.db.Update(func(txn *badger.Txn) error { return setJSON(txn, prefixClient+c.ID, recordOf(c)) }); err != nil {
+	if err := s.store.PutClient(recordOf(c)); err != nil {
 		return err
 	}
 	s.dynClients[c.ID] = c
@@ -469,10 +378,8 @@ func (s *Service) RotateWebhookKey(partnerID string) (string, error) {
 	}
 	p := *old
 	p.WebhookKey = []byte(wk)
-	if err := s.db.Update(func(txn *badger.Txn) error {
-		return setJSON(txn, prefixPartner+p.ID, partnerRecord{ID: p.ID, Consolidation: p.Consolidation,
-			WebhookKey: wk, Disabled: p.Disabled, Created: p.Created})
-	}); err != nil {
+	if err := s.store.PutPartner(PartnerRecord{ID: p.ID, Consolidation: p.Consolidation,
+		WebhookKey: wk, Disabled: p.Disabled, Created: p.Created}); err != nil {
 		return "", err
 	}
 	s.dynPartners[p.ID] = &p

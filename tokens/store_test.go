@@ -116,10 +116,10 @@ func TestDynamicPartnerLifecycle(t *testing.T) {
 	}
 
 	// Everything survives a reopen of the same data dir.
-	s.db.Close()
+	closeStore(s)
 	db := openDB(t, dir)
 	defer db.Close()
-	s2, err := Open(Options{DB: db, Clock: clk.Now})
+	s2, err := Open(Options{Store: db, Clock: clk.Now})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -156,7 +156,7 @@ func FuzzVerifyHeaderFastPathAgrees(f *testing.F) {
 func TestVerifyHeaderUnconfigured(t *testing.T) {
 	db := openDB(t, t.TempDir())
 	t.Cleanup(func() { db.Close() })
-	s, err := Open(Options{DB: db})
+	s, err := Open(Options{Store: db})
 	if err != nil {
 		t.Fatal(err)
 	}

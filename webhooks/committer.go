@@ -1,10 +1,8 @@
 package webhooks
 
 import (
-	"errors"
 	"time"
 
-	"github.com/dgraph-io/badger/v4"
 	"go.uber.org/zap"
 )
 
@@ -14,28 +12,30 @@ const maxAckBatch = 512
 // ackResult is the outcome of one dispatched delivery, to be written.
 type ackResult struct {
 	d       *delivery // updated record (attempts, log, Due)
-	oldKey  []byte    // its schedule key when it was dispatched
+	oldKey  []byte    // its schedule position when it was dispatched
 	outcome Outcome
 	// retention of a dead delivery, from the settings the attempt started
 	// with
 	retention time.Duration
 }
 
-// writes applies r to txn: success and dropped delete the delivery, failure
-// moves its schedule key, dead moves it to the dead letters.
-func (s *Service) writes(txn *badger.Txn, r *ackResult) error {
+// settlement is r as the store records it: success and dropped remove the
+// delivery, failure moves it to its next attempt, dead moves it to the dead
+// letters until its retention ends.
+func (r *ackResult) settlement() Settlement {
 	d := r.d
-	errs := []error{txn.Delete(r.oldKey)}
+	st := Settlement{Pos: r.oldKey}
 	switch r.outcome {
 	case OutcomeFailure:
-		errs = append(errs, txn.Set(dueKey(d.Due, d.ID), d.marshal()))
+		st.Kind, st.Entry = SettleRetry, d.entry()
 	case OutcomeDead:
 		d.Expires = d.Due.Add(r.retention)
-		errs = append(errs,
-			txn.Set([]byte(deadPrefix+d.ID), d.marshal()),
-			txn.Set(timeKey(deadExpPrefix, d.Expires, d.ID), nil))
+		st.Kind, st.Expires = SettleDead, d.Expires
+		st.Entry = QueueEntry{ID: d.ID, PartnerID: d.PartnerID, SubscriptionID: d.SubscriptionID, Record: d.marshal()}
+	default:
+		st.Kind = SettleDone
 	}
-	return errors.Join(errs...)
+	return st
 }
 
 // committer writes acknowledgements in batches: it takes whatever results
@@ -78,60 +78,21 @@ func (s *Service) committer() {
 	}
 }
 
-// ackTxn returns a transaction holding the writes of the longest prefix of
-// batch whose writes all succeed, and that prefix's length (0: no
-// transaction). A result whose writes fail part-way (the transaction is
-// full) is never in it: the transaction is rebuilt without it, since a
-// committed Delete of its old key without its new record would lose the
-// delivery if the process died before the next transaction.
-func (s *Service) ackTxn(batch []ackResult) (*badger.Txn, int) {
-	txn := s.db.NewTransaction(true)
-	for j := range batch {
-		err := s.writes(txn, &batch[j])
-		if err == nil {
-			continue
-		}
-		txn.Discard()
-		if !errors.Is(err, badger.ErrTxnTooBig) || j == 0 {
-			s.logger().Error("webhooks: recording delivery outcome", zap.String("delivery", batch[j].d.ID), zap.Error(err))
-		}
-		if j == 0 {
-			return nil, 0
-		}
-		txn = s.db.NewTransaction(true)
-		for k := range j { // these fitted before, so they fit again
-			if err := s.writes(txn, &batch[k]); err != nil {
-				txn.Discard()
-				s.logger().Error("webhooks: recording delivery outcome", zap.String("delivery", batch[k].d.ID), zap.Error(err))
-				return nil, 0
-			}
-		}
-		return txn, j
-	}
-	return txn, len(batch)
-}
-
-// commitAcks commits batch (splitting it if the transaction grows too big),
+// commitAcks records batch in the store (as few transactions as it can),
 // then reports the outcomes to the Observer, updates the counters, and
-// last releases the deliveries in the scheduler (which wakes RunDue).
+// last releases the deliveries in the scheduler (which wakes RunDue). Only
+// the committer goroutine calls it: it reuses the service's buffers.
 func (s *Service) commitAcks(batch []ackResult) {
-	committed := make([]bool, len(batch))
-	for i := 0; i < len(batch); {
-		txn, j := s.ackTxn(batch[i:])
-		j += i
-		if j == i { // even one result does not fit or failed: skip it
-			i++
-			continue
-		}
-		err := txn.Commit()
-		if err != nil {
-			s.logger().Error("webhooks: committing delivery outcomes", zap.Int("count", j-i), zap.Error(err))
-		}
-		for k := i; k < j; k++ {
-			committed[k] = err == nil
-		}
-		i = j
+	settle := s.settleBuf[:0]
+	for i := range batch {
+		settle = append(settle, batch[i].settlement())
 	}
+	committed := append(s.doneBuf[:0], make([]bool, len(batch))...)
+	if err := s.store.Settle(settle, committed); err != nil {
+		s.logger().Error("webhooks: recording delivery outcomes", zap.Int("count", len(batch)), zap.Error(err))
+	}
+	clear(settle) // drop the records for the collector
+	s.settleBuf, s.doneBuf = settle[:0], committed[:0]
 
 	// Report and count the outcomes first: a RunDue waits below for these
 	// deliveries to be acknowledged, and must then see them counted. The
@@ -177,7 +138,7 @@ func (s *Service) commitAcks(batch []ackResult) {
 			sc.pendingLow = minKey(sc.pendingLow, r.oldKey)
 			poke = true
 		case r.outcome == OutcomeFailure:
-			sc.pendingLow = minKey(sc.pendingLow, dueKey(r.d.Due, r.d.ID))
+			sc.pendingLow = minKey(sc.pendingLow, SchedulePos(r.d.Due, r.d.ID))
 			poke = true
 		}
 	}

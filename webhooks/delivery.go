@@ -4,26 +4,9 @@ import (
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/base32"
-	"encoding/binary"
 	"net/url"
 	"strings"
 	"time"
-)
-
-// Badger keys of the queue:
-//
-//	wh/due/<8-byte big-endian unix nanos><id> → delivery record (queued, keyed by next attempt)
-//	wh/dead/<delivery id>                     → delivery record (dead letter)
-//	wh/dexp/<8-byte big-endian unix nanos><id>→ "" (dead-letter expiry index)
-//
-// A queued delivery is one key: its schedule entry holds the record, so a
-// delivery costs one write when queued and one delete when done, and the
-// dispatcher reads it with the schedule scan (no second lookup).
-const (
-	duePrefix     = "wh/due/"
-	deadPrefix    = "wh/dead/"
-	deadExpPrefix = "wh/dexp/"
-	corruptPrefix = "wh/corrupt/" // undecodable records, set aside (never expected)
 )
 
 // MaxAttemptLog is how many attempts a delivery remembers (the latest).
@@ -130,22 +113,10 @@ func target(rawURL string) string {
 	return strings.ToLower(u.Host)
 }
 
-func timeKey(prefix string, t time.Time, id string) []byte {
-	k := make([]byte, 0, len(prefix)+8+len(id))
-	k = append(k, prefix...)
-	k = binary.BigEndian.AppendUint64(k, uint64(max(t.UnixNano(), 0)))
-	return append(k, id...)
-}
-
-func dueKey(t time.Time, id string) []byte { return timeKey(duePrefix, t, id) }
-
-// parseTimeKey splits a timeKey back into its time and id.
-func parseTimeKey(prefix string, k []byte) (time.Time, string, bool) {
-	if len(k) < len(prefix)+8 {
-		return time.Time{}, "", false
-	}
-	n := binary.BigEndian.Uint64(k[len(prefix):])
-	return time.Unix(0, int64(n)), string(k[len(prefix)+8:]), true
+// entry is d's queue entry: at its next attempt, with its record.
+func (d *delivery) entry() QueueEntry {
+	return QueueEntry{Pos: SchedulePos(d.Due, d.ID), ID: d.ID, PartnerID: d.PartnerID,
+		SubscriptionID: d.SubscriptionID, Record: d.marshal()}
 }
 
 var idEncoding = base32.NewEncoding("abcdefghijklmnopqrstuvwxyz234567").WithPadding(base32.NoPadding)

@@ -2,10 +2,8 @@ package webhooks
 
 import (
 	"context"
-	"errors"
 	"time"
 
-	"github.com/dgraph-io/badger/v4"
 	"go.uber.org/zap"
 )
 
@@ -49,21 +47,23 @@ func (s *Service) pass(now time.Time) (passResult, error) {
 		sc.mu.Unlock()
 	}()
 	if start == nil {
-		start = []byte(duePrefix)
+		start = []byte{}
 	}
 
 	var res passResult
 	cfg := s.cur() // this pass's limits (Reconfigure may change them)
-	txn := s.db.NewTransaction(false)
-	defer txn.Discard()
+	it, err := s.store.ReadSchedule()
+	if err != nil {
+		return res, err
+	}
+	defer it.Close()
+	er := newEntryReader(it)
 	var corrupt [][]byte
 	for p, from := range refill {
-		if s.refill(txn, p, from, now, &corrupt) {
+		if s.refill(er, p, from, now, &corrupt) {
 			res.more = true
 		}
 	}
-	it := txn.NewIterator(badger.IteratorOptions{Prefix: []byte(duePrefix), PrefetchValues: false})
-	defer it.Close()
 
 	var (
 		examined int
@@ -72,8 +72,8 @@ func (s *Service) pass(now time.Time) (passResult, error) {
 		future   []byte // first key due after now
 	)
 	for it.Seek(start); it.Valid(); it.Next() {
-		k := it.Item().KeyCopy(nil)
-		due, id, ok := parseTimeKey(duePrefix, k)
+		k := it.Pos()
+		due, id, ok := ParseSchedulePos(k)
 		if !ok {
 			continue
 		}
@@ -98,7 +98,7 @@ func (s *Service) pass(now time.Time) (passResult, error) {
 			stopAt = k // resumed when deliveries start (a freed slot pokes the loop)
 			break
 		}
-		d, err := itemDelivery(it.Item())
+		d, err := er.delivery()
 		if err != nil {
 			corrupt = append(corrupt, k)
 			continue
@@ -141,10 +141,9 @@ func (s *Service) pass(now time.Time) (passResult, error) {
 // out, or the scan bound is reached (then it reports true: run again). Keys
 // of other partners are passed over: they are in flight or ready, held for
 // their own partner, or beyond the sweep's cursor.
-func (s *Service) refill(txn *badger.Txn, partner string, from []byte, now time.Time, corrupt *[][]byte) (more bool) {
+func (s *Service) refill(er *entryReader, partner string, from []byte, now time.Time, corrupt *[][]byte) (more bool) {
 	sc := &s.sched
-	it := txn.NewIterator(badger.IteratorOptions{Prefix: []byte(duePrefix), PrefetchValues: false})
-	defer it.Close()
+	it := er.it
 	examined := 0
 	hold := func(k []byte) {
 		sc.mu.Lock()
@@ -152,8 +151,8 @@ func (s *Service) refill(txn *badger.Txn, partner string, from []byte, now time.
 		sc.mu.Unlock()
 	}
 	for it.Seek(from); it.Valid(); it.Next() {
-		k := it.Item().KeyCopy(nil)
-		due, id, ok := parseTimeKey(duePrefix, k)
+		k := it.Pos()
+		due, id, ok := ParseSchedulePos(k)
 		if !ok {
 			continue
 		}
@@ -176,16 +175,11 @@ func (s *Service) refill(txn *badger.Txn, partner string, from []byte, now time.
 			hold(k)
 			return false
 		}
-		var mine bool
-		err := it.Item().Value(func(v []byte) error {
-			p, ok := recordPartner(v)
-			mine = !ok || p == partner // undecidable: decode it below
-			return nil
-		})
+		mine, err := er.maybeOf(partner)
 		if err != nil || !mine {
 			continue
 		}
-		d, err := itemDelivery(it.Item())
+		d, err := er.delivery()
 		if err != nil {
 			*corrupt = append(*corrupt, k)
 			continue
@@ -203,49 +197,62 @@ func (s *Service) refill(txn *badger.Txn, partner string, from []byte, now time.
 	return false
 }
 
-// itemDelivery decodes the delivery record held by a schedule item.
-func itemDelivery(item *badger.Item) (*delivery, error) {
-	var d *delivery
-	err := item.Value(func(v []byte) error {
-		var e error
-		d, e = unmarshalDelivery(v)
-		return e
-	})
-	return d, err
+// entryReader decodes the records of a schedule reader's entries. Its
+// callbacks are method values made once per reader, so reading a record
+// allocates nothing but the delivery.
+type entryReader struct {
+	it      ScheduleReader
+	d       *delivery
+	partner string // ofPartner's question
+	mine    bool   // ofPartner's answer
+	decodeV func([]byte) error
+	ofPartV func([]byte) error
 }
 
-// quarantineBatch is how many entries one quarantine transaction moves
-// (two writes each, well inside Badger's transaction limit).
-const quarantineBatch = 500
+func newEntryReader(it ScheduleReader) *entryReader {
+	r := &entryReader{it: it}
+	r.decodeV, r.ofPartV = r.decode, r.ofPartner
+	return r
+}
 
-// quarantine moves schedule entries whose record does not decode to
-// wh/corrupt/..., so they neither block the queue nor vanish unnoticed.
-func (s *Service) quarantine(keys [][]byte) {
-	for len(keys) > 0 {
-		part := keys[:min(len(keys), quarantineBatch)]
-		keys = keys[len(part):]
-		err := s.db.Update(func(txn *badger.Txn) error {
-			for _, k := range part {
-				item, err := txn.Get(k)
-				if err != nil {
-					return err
-				}
-				v, err := item.ValueCopy(nil)
-				if err != nil {
-					return err
-				}
-				if err := errors.Join(txn.Set(append([]byte(corruptPrefix), k[len(duePrefix):]...), v), txn.Delete(k)); err != nil {
-					return err
-				}
-			}
-			return nil
-		})
-		if err != nil {
-			s.logger().Error("webhooks: quarantining undecodable deliveries", zap.Error(err))
-			return
-		}
-		s.queued.Add(-int64(len(part)))
-		s.logger().Error("webhooks: undecodable deliveries moved to "+corruptPrefix, zap.Int("count", len(part)))
+func (r *entryReader) decode(v []byte) error {
+	var err error
+	r.d, err = unmarshalDelivery(v)
+	return err
+}
+
+func (r *entryReader) ofPartner(v []byte) error {
+	p, ok := recordPartner(v)
+	r.mine = !ok || p == r.partner // undecidable: decode it to tell
+	return nil
+}
+
+// delivery decodes the current entry's record.
+func (r *entryReader) delivery() (*delivery, error) {
+	r.d = nil
+	err := r.it.Value(r.decodeV)
+	return r.d, err
+}
+
+// maybeOf reports whether the current entry may be partner's (a record
+// that does not tell without decoding may be).
+func (r *entryReader) maybeOf(partner string) (bool, error) {
+	r.partner = partner
+	err := r.it.Value(r.ofPartV)
+	return r.mine, err
+}
+
+// quarantine moves schedule entries whose record does not decode out of
+// the schedule (the store keeps them aside), so they neither block the
+// queue nor vanish unnoticed.
+func (s *Service) quarantine(positions [][]byte) {
+	n, err := s.store.Quarantine(positions)
+	if n > 0 {
+		s.queued.Add(-int64(n))
+		s.logger().Error("webhooks: undecodable deliveries set aside", zap.Int("count", n))
+	}
+	if err != nil {
+		s.logger().Error("webhooks: quarantining undecodable deliveries", zap.Error(err))
 	}
 }
 

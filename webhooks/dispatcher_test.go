@@ -10,8 +10,6 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
-
-	"github.com/dgraph-io/badger/v4"
 )
 
 func subscribe(t testing.TB, s *Service, partner, url, event string) Subscription {
@@ -298,41 +296,28 @@ func TestDeliverySSRFAtDialTime(t *testing.T) {
 	}
 }
 
-func TestPublishExtraSameTransaction(t *testing.T) {
+// Writes the queue's backend cannot commit fail the whole publish: nothing
+// is queued or counted. (That a feed's writes commit with the deliveries is
+// the storage contract's, storage/storagetest.)
+func TestPublishWithUnusableWritesQueuesNothing(t *testing.T) {
 	db := openDB(t, t.TempDir())
 	s := newService(t, testOptions(db, newFakeClock()))
 	rcv := newReceiver(t, always(200))
 	subscribe(t, s, "p1", rcv.URL, EventReceiptReceived)
-	boom := errors.New("boom")
-	n, err := s.Publish("p1", []Event{{EventReceiptReceived, "R1"}}, func(txn *badger.Txn) error {
-		txn.Set([]byte("feed/test/cursor"), []byte("c1"))
-		return boom
-	})
-	if !errors.Is(err, boom) || n != 0 {
-		t.Fatalf("publish with failing extra: %d %v", n, err)
+	n, err := s.Publish("p1", []Event{{EventReceiptReceived, "R1"}}, foreignWrites{})
+	if err == nil || n != 0 {
+		t.Fatalf("publish with writes of no backend: %d, %v; want an error", n, err)
 	}
 	if q, _ := s.Depth(); q != 0 {
-		t.Fatalf("queued %d after failed extra", q)
+		t.Fatalf("queued %d after the failed publish, want 0", q)
 	}
 	if qs, _ := s.Queued(ListFilter{}); len(qs) != 0 {
-		t.Fatalf("deliveries written although extra failed: %+v", qs)
+		t.Fatalf("deliveries written although the publish failed: %+v", qs)
 	}
-	n, err = s.Publish("p1", []Event{{EventReceiptReceived, "R1"}, {EventReceiptReceived, "R2"}, {EventLabelStatus, "x"}},
-		func(txn *badger.Txn) error { return txn.Set([]byte("feed/test/cursor"), []byte("c2")) })
+	n, err = s.Publish("p1", []Event{{EventReceiptReceived, "R1"}, {EventReceiptReceived, "R2"}, {EventLabelStatus, "x"}}, nil)
 	if err != nil || n != 2 {
 		t.Fatalf("publish: %d %v", n, err)
 	}
-	db.View(func(txn *badger.Txn) error {
-		it, err := txn.Get([]byte("feed/test/cursor"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		v, _ := it.ValueCopy(nil)
-		if string(v) != "c2" {
-			t.Fatalf("cursor %s", v)
-		}
-		return nil
-	})
 	if _, err := s.Publish("p1", []Event{{"nope", "x"}}, nil); err == nil {
 		t.Fatal("unknown event accepted")
 	}
@@ -676,24 +661,17 @@ func TestCorruptRecordQuarantined(t *testing.T) {
 	rcv := newReceiver(t, always(200))
 	s := newService(t, testOptions(db, clock))
 	subscribe(t, s, "p1", rcv.URL, EventLabelStatus)
-	bad := dueKey(clock.Now().Add(-time.Second), "whd_corrupt")
-	if err := db.Update(func(txn *badger.Txn) error { return txn.Set(bad, []byte("{not json")) }); err != nil {
+	bad := SchedulePos(clock.Now().Add(-time.Second), "whd_corrupt")
+	if err := db.Enqueue([]QueueEntry{{Pos: bad, ID: "whd_corrupt", PartnerID: "p1", Record: []byte("{not json")}}, nil); err != nil {
 		t.Fatal(err)
 	}
 	s.Publish("p1", []Event{{EventLabelStatus, "ok"}}, nil)
 	runDue(t, s)
 	if len(rcv.Hits()) != 1 {
-		t.Fatalf("hits %d", len(rcv.Hits()))
+		t.Fatalf("hits %d, want the one good delivery", len(rcv.Hits()))
 	}
-	err := db.View(func(txn *badger.Txn) error {
-		if _, err := txn.Get(bad); !errors.Is(err, badger.ErrKeyNotFound) {
-			t.Errorf("corrupt entry still queued: %v", err)
-		}
-		_, err := txn.Get(append([]byte(corruptPrefix), bad[len(duePrefix):]...))
-		return err
-	})
-	if err != nil {
-		t.Fatalf("corrupt entry not quarantined: %v", err)
+	if inSchedule(t, db, bad) {
+		t.Fatal("the undecodable entry is still in the schedule, want it set aside")
 	}
 }
 
@@ -704,17 +682,13 @@ func TestReplayBigDeadLetters(t *testing.T) {
 	clock := newFakeClock()
 	s := newService(t, testOptions(db, clock))
 	const count = 150
+	var ds []*delivery
 	for i := range count {
 		d := testDelivery(fmt.Sprintf("whd_big%03d", i), "sub_big", clock.Now())
-		d.Expires = clock.Now().Add(time.Hour)
 		fillAttemptLog(d, clock.Now())
-		if err := db.Update(func(txn *badger.Txn) error {
-			return errors.Join(txn.Set([]byte(deadPrefix+d.ID), d.marshal()),
-				txn.Set(timeKey(deadExpPrefix, d.Expires, d.ID), nil))
-		}); err != nil {
-			t.Fatal(err)
-		}
+		ds = append(ds, d)
 	}
+	killAll(t, db, ds, clock.Now().Add(time.Hour))
 	n, err := s.ReplaySubscription("sub_big", time.Time{})
 	if err != nil || n != count {
 		t.Fatalf("replayed %d, %v; want %d", n, err, count)
@@ -735,19 +709,11 @@ func TestPurgeDeadManyExpired(t *testing.T) {
 	s := newService(t, testOptions(db, clock))
 	const count = 5000
 	for i := 0; i < count; i += 500 {
-		if err := db.Update(func(txn *badger.Txn) error {
-			for j := i; j < i+500; j++ {
-				d := testDelivery(fmt.Sprintf("whd_old%05d", j), "sub_x", clock.Now())
-				d.Expires = clock.Now().Add(time.Minute)
-				if err := errors.Join(txn.Set([]byte(deadPrefix+d.ID), d.marshal()),
-					txn.Set(timeKey(deadExpPrefix, d.Expires, d.ID), nil)); err != nil {
-					return err
-				}
-			}
-			return nil
-		}); err != nil {
-			t.Fatal(err)
+		var ds []*delivery
+		for j := i; j < i+500; j++ {
+			ds = append(ds, testDelivery(fmt.Sprintf("whd_old%05d", j), "sub_x", clock.Now()))
 		}
+		killAll(t, db, ds, clock.Now().Add(time.Minute))
 	}
 	clock.Advance(2 * time.Minute)
 	n, err := s.PurgeDead()
@@ -756,55 +722,6 @@ func TestPurgeDeadManyExpired(t *testing.T) {
 	}
 	if ds, _ := s.Dead(ListFilter{Limit: 10000}); len(ds) != 0 {
 		t.Fatalf("%d dead letters left", len(ds))
-	}
-}
-
-// A batch of outcomes bigger than one transaction is committed in parts,
-// and no part holds half of a result: an old schedule key is deleted only
-// in the transaction that writes the delivery's new record.
-func TestAckTxnNeverSplitsAResult(t *testing.T) {
-	db := openDB(t, t.TempDir())
-	clock := newFakeClock()
-	s := newService(t, testOptions(db, clock))
-	var batch []ackResult
-	for i := range 40 {
-		d := testDelivery(fmt.Sprintf("whd_ack%03d", i), "sub_x", clock.Now())
-		old := dueKey(d.Due, d.ID)
-		if err := db.Update(func(txn *badger.Txn) error { return txn.Set(old, d.marshal()) }); err != nil {
-			t.Fatal(err)
-		}
-		fillAttemptLog(d, clock.Now())
-		d.Due = clock.Now().Add(time.Minute)
-		batch = append(batch, ackResult{d: d, oldKey: old, outcome: OutcomeFailure})
-	}
-	for i := 0; i < len(batch); {
-		txn, j := s.ackTxn(batch[i:])
-		if j == 0 {
-			t.Fatalf("result %d does not fit alone", i)
-		}
-		if j == len(batch)-i && i == 0 {
-			t.Fatal("the batch fitted one transaction: the test proves nothing")
-		}
-		if err := txn.Commit(); err != nil {
-			t.Fatal(err)
-		}
-		i += j
-		// Every result not yet committed still has its old key.
-		if err := db.View(func(txn *badger.Txn) error {
-			for _, r := range batch[i:] {
-				if _, err := txn.Get(r.oldKey); err != nil {
-					return fmt.Errorf("%s: old key gone before its new record was written: %v", r.d.ID, err)
-				}
-			}
-			for _, r := range batch[:i] {
-				if _, err := txn.Get(dueKey(r.d.Due, r.d.ID)); err != nil {
-					return fmt.Errorf("%s: new record missing: %v", r.d.ID, err)
-				}
-			}
-			return nil
-		}); err != nil {
-			t.Fatal(err)
-		}
 	}
 }
 
@@ -817,36 +734,21 @@ func TestManyCorruptRecordsQuarantined(t *testing.T) {
 	s := newService(t, testOptions(db, clock))
 	subscribe(t, s, "p1", rcv.URL, EventLabelStatus)
 	const count = 2500 // × 2 writes: more than one transaction holds
-	for i := 0; i < count; i += 500 {
-		if err := db.Update(func(txn *badger.Txn) error {
-			for j := i; j < i+500; j++ {
-				if err := txn.Set(dueKey(clock.Now().Add(-time.Second), fmt.Sprintf("whd_bad%05d", j)), []byte{0x7f, 1, 2}); err != nil {
-					return err
-				}
-			}
-			return nil
-		}); err != nil {
-			t.Fatal(err)
-		}
+	bad := make([]QueueEntry, count)
+	for i := range bad {
+		id := fmt.Sprintf("whd_bad%05d", i)
+		bad[i] = QueueEntry{Pos: SchedulePos(clock.Now().Add(-time.Second), id), ID: id, PartnerID: "p1", Record: []byte{0x7f, 1, 2}}
+	}
+	if err := db.Enqueue(bad, nil); err != nil {
+		t.Fatal(err)
 	}
 	s.Publish("p1", []Event{{EventLabelStatus, "ok"}}, nil)
 	runDue(t, s)
 	if len(rcv.Hits()) != 1 {
-		t.Fatalf("hits %d", len(rcv.Hits()))
+		t.Fatalf("hits %d, want the one good delivery", len(rcv.Hits()))
 	}
-	moved := 0
-	if err := db.View(func(txn *badger.Txn) error {
-		it := txn.NewIterator(badger.IteratorOptions{Prefix: []byte(corruptPrefix)})
-		defer it.Close()
-		for it.Rewind(); it.Valid(); it.Next() {
-			moved++
-		}
-		return nil
-	}); err != nil {
-		t.Fatal(err)
-	}
-	if moved != count {
-		t.Fatalf("%d of %d undecodable entries quarantined", moved, count)
+	if q, _, err := db.Depth(); err != nil || q != 0 {
+		t.Fatalf("%d entries left in the schedule (%v), want all %d undecodable ones set aside", q, err, count)
 	}
 }
 

@@ -1,6 +1,7 @@
 // Package webhooks holds the gateway's webhook domain: event names and
-// payloads, the signer, subscriptions, the durable queue and dispatcher on
-// Badger, the retry policy and dead letters. It does not import Caddy.
+// payloads, the signer, subscriptions, the durable queue and dispatcher, the
+// retry policy and dead letters. It keeps its state through Storage (a
+// backend in storage/) and imports neither Caddy nor a database driver.
 package webhooks
 
 import (

@@ -8,26 +8,41 @@ import (
 	"sync"
 	"testing"
 	"time"
-
-	"github.com/dgraph-io/badger/v4"
-
-	"github.com/fulfilgate/fulfilgate/internal/datadir"
 )
 
-// openDB opens a real Badger in dir with the app's settings (synced writes).
-func openDB(t testing.TB, dir string) *badger.DB {
-	t.Helper()
-	db, err := badger.Open(datadir.Options(dir, nil)) // the gateway's own settings
-	if err != nil {
-		t.Fatal(err)
+// openBackend opens a real storage backend in dir and returns its
+// webhook storage with its close. backend_test.go (package webhooks_test)
+// sets it through SetTestBackend: this package's own tests cannot import a
+// backend, which imports this package.
+var openBackend func(t testing.TB, dir string) (Storage, func() error)
+
+// SetTestBackend sets the backend the tests of this package run on.
+func SetTestBackend(open func(t testing.TB, dir string) (Storage, func() error)) { openBackend = open }
+
+// testStore is a backend's storage with its close.
+type testStore struct {
+	Storage
+	close  func() error
+	closed bool
+}
+
+// Close closes the backend (once).
+func (s *testStore) Close() error {
+	if s.closed {
+		return nil
 	}
+	s.closed = true
+	return s.close()
+}
+
+// openDB opens the test backend in dir, closed when the test ends.
+func openDB(t testing.TB, dir string) *testStore {
+	t.Helper()
+	st, closeFn := openBackend(t, dir)
+	s := &testStore{Storage: st, close: closeFn}
 	// Registered before any service's cleanup, so it runs after them.
-	t.Cleanup(func() {
-		if !db.IsClosed() {
-			db.Close()
-		}
-	})
-	return db
+	t.Cleanup(func() { s.Close() })
+	return s
 }
 
 // fakeClock is a clock the test advances by hand.
@@ -61,9 +76,9 @@ func loopbackPolicy() *NetPolicy {
 
 // testOptions are Options for a service on db with a fake clock, a fixed
 // "random" 0.5, loopback allowed and plain http allowed.
-func testOptions(db *badger.DB, clock *fakeClock) Options {
+func testOptions(db *testStore, clock *fakeClock) Options {
 	return Options{
-		DB: db, AllowHTTP: true, Policy: loopbackPolicy(),
+		Storage: db, AllowHTTP: true, Policy: loopbackPolicy(),
 		Timeout:    2 * time.Second,
 		WebhookKey: func(string) ([]byte, error) { return testKey, nil },
 		Clock:      clock.Now, Rand: func() float64 { return 0.5 },
@@ -121,3 +136,46 @@ func (r *receiver) Hits() []hit {
 }
 
 func always(code int) func(int) int { return func(int) int { return code } }
+
+// foreignWrites are writes of no backend: every queue refuses them.
+type foreignWrites struct{}
+
+func (foreignWrites) Backend() string { return "none" }
+
+// inSchedule reports whether the schedule holds an entry at pos.
+func inSchedule(t testing.TB, st Storage, pos []byte) bool {
+	t.Helper()
+	r, err := st.ReadSchedule()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	r.Seek(pos)
+	return r.Valid() && string(r.Pos()) == string(pos)
+}
+
+// killAll queues ds and settles them dead, expiring at exp, behind the
+// service's back (as a previous process would have).
+func killAll(t testing.TB, st Storage, ds []*delivery, exp time.Time) {
+	t.Helper()
+	entries := make([]QueueEntry, len(ds))
+	settle := make([]Settlement, len(ds))
+	for i, d := range ds {
+		entries[i] = d.entry()
+		d.Expires = exp
+		settle[i] = Settlement{Pos: entries[i].Pos, Kind: SettleDead, Expires: exp,
+			Entry: QueueEntry{ID: d.ID, PartnerID: d.PartnerID, SubscriptionID: d.SubscriptionID, Record: d.marshal()}}
+	}
+	if err := st.Enqueue(entries, nil); err != nil {
+		t.Fatal(err)
+	}
+	done := make([]bool, len(ds))
+	if err := st.Settle(settle, done); err != nil {
+		t.Fatal(err)
+	}
+	for i, ok := range done {
+		if !ok {
+			t.Fatalf("%s not settled dead", ds[i].ID)
+		}
+	}
+}

@@ -8,7 +8,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/dgraph-io/badger/v4"
 	"go.uber.org/zap"
 )
 
@@ -41,8 +40,10 @@ const (
 
 // Options configure a Service. Zero fields take the documented defaults.
 type Options struct {
-	DB     *badger.DB  // required; opened with SyncWrites on
-	Logger *zap.Logger // default: zap.NewNop()
+	// Storage is where the state is kept (required); a write is durable
+	// when it returns. Reconfigure compares it with ==: use a pointer.
+	Storage Storage
+	Logger  *zap.Logger // default: zap.NewNop()
 
 	MaxSubscriptionsPerPartner int        // default 100
 	AllowHTTP                  bool       // accept plain http notification URLs (default false: https only)
@@ -114,8 +115,8 @@ func (nopObserver) Attempt(time.Duration, int) {}
 func (nopObserver) Depth(queued, dead int64)   {}
 
 func (o *Options) setDefaults() error {
-	if o.DB == nil {
-		return errors.New("webhooks: Options.DB is required")
+	if o.Storage == nil {
+		return errors.New("webhooks: Options.Storage is required")
 	}
 	if o.WebhookKey == nil {
 		return errors.New("webhooks: Options.WebhookKey is required")

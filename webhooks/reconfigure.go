@@ -93,7 +93,7 @@ func (s *Service) Settings() Options {
 // allow list applies to the next dial), MaxSubscriptionsPerPartner,
 // AllowHTTP, Policy, and also Logger, WebhookKey, Observer and Rand.
 //
-// opts.DB must be the service's database; opts.Clock is ignored (a service
+// opts.Storage must be the service's storage; opts.Clock is ignored (a service
 // keeps the clock it was created with, so its times stay comparable). On
 // error the settings in force stay as they were.
 //
@@ -102,11 +102,11 @@ func (s *Service) Settings() Options {
 // their first-attempt time and their next due time: a lower MaxAttempts or
 // a shorter RetryPeriod applies to them from their next failed attempt.
 func (s *Service) Reconfigure(opts Options) error {
-	if opts.DB == nil {
-		return errors.New("webhooks: Options.DB is required")
+	if opts.Storage == nil {
+		return errors.New("webhooks: Options.Storage is required")
 	}
-	if opts.DB != s.db {
-		return errors.New("webhooks: Reconfigure cannot change Options.DB")
+	if opts.Storage != s.store {
+		return errors.New("webhooks: Reconfigure cannot change Options.Storage")
 	}
 	s.reconfMu.Lock()
 	defer s.reconfMu.Unlock()

@@ -197,10 +197,10 @@ func TestReconfigureInvalidKeepsSettings(t *testing.T) {
 	s := newService(t, o)
 	other := openDB(t, t.TempDir())
 	for name, bad := range map[string]func(*Options){
-		"no DB":         func(x *Options) { x.DB = nil },
-		"another DB":    func(x *Options) { x.DB = other },
-		"no WebhookKey": func(x *Options) { x.WebhookKey = nil },
-		"UA newline":    func(x *Options) { x.UserAgent = "New/1\r\nX-Evil: 1" },
+		"no Storage":      func(x *Options) { x.Storage = nil },
+		"another Storage": func(x *Options) { x.Storage = other },
+		"no WebhookKey":   func(x *Options) { x.WebhookKey = nil },
+		"UA newline":      func(x *Options) { x.UserAgent = "New/1\r\nX-Evil: 1" },
 	} {
 		x := o
 		x.UserAgent, x.MaxAttempts = "New/1", 2
@@ -209,7 +209,7 @@ func TestReconfigureInvalidKeepsSettings(t *testing.T) {
 			t.Errorf("%s: accepted", name)
 		}
 	}
-	if _, err := New(Options{DB: db, WebhookKey: o.WebhookKey, UserAgent: "a\nb"}); err == nil {
+	if _, err := New(Options{Storage: db, WebhookKey: o.WebhookKey, UserAgent: "a\nb"}); err == nil {
 		t.Error("New accepted a user agent with a newline")
 	}
 	if got := s.Settings(); got.UserAgent != "Old/1" || got.MaxAttempts != 7 || s.RetryPolicy().MaxAttempts != 7 {

@@ -76,9 +76,10 @@ func (q *partnerQueue) take(free func(tgt string) bool) (readyItem, bool) {
 }
 
 // scheduler is the dispatcher's in-memory state. The schedule itself is the
-// Badger index wh/due/<time><id>; the scheduler remembers where to start
-// reading it (cursor) so that passes seek past processed keys and the
-// tombstones acknowledgements leave behind, which deliveries are in flight,
+// store's (QueueStorage, ordered by SchedulePos; "keys" below are
+// positions); the scheduler remembers where to start reading it (cursor) so
+// that passes seek past processed keys (and, in Badger, the tombstones
+// acknowledgements leave behind), which deliveries are in flight,
 // and the due deliveries read but not yet started (ready, per partner).
 //
 // Fairness: a partner has at most PerPartnerConcurrency attempts in flight
@@ -112,7 +113,7 @@ type scheduler struct {
 }
 
 func (sc *scheduler) init() {
-	sc.cursor = []byte(duePrefix) // a new process reads the whole schedule once
+	sc.cursor = []byte{} // the lowest position: a new process reads the whole schedule once
 	sc.inflight = map[string]bool{}
 	sc.doneDuring = map[string]bool{}
 	sc.targets = map[string]int{}

@@ -3,11 +3,11 @@ package webhooks
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync"
 	"sync/atomic"
 	"time"
 
-	"github.com/dgraph-io/badger/v4"
 	"go.uber.org/zap"
 )
 
@@ -17,7 +17,7 @@ import (
 type Service struct {
 	cfg      atomic.Pointer[settings] // swapped whole by Reconfigure
 	reconfMu sync.Mutex               // one Reconfigure at a time
-	db       *badger.DB
+	store    Storage
 	subs     *SubscriptionStore
 	clock    func() time.Time // fixed at New
 
@@ -30,6 +30,8 @@ type Service struct {
 
 	acks          chan ackResult
 	committerDone chan struct{}
+	settleBuf     []Settlement // the committer's, reused
+	doneBuf       []bool       // the committer's, reused
 	stopCommit    chan struct{}
 
 	queued, dead atomic.Int64
@@ -44,7 +46,7 @@ type Service struct {
 	testBeforeRelease func()
 }
 
-// New opens the webhook state in opts.DB: it loads the subscriptions,
+// New opens the webhook state in opts.Storage: it loads the subscriptions,
 // counts the queue and starts the acknowledgement committer. It does not
 // start the dispatcher (Start does), so RunDue can drive it in tests.
 func New(opts Options) (*Service, error) {
@@ -52,40 +54,31 @@ func New(opts Options) (*Service, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Service{db: cfg.opts.DB, clock: cfg.opts.Clock,
+	s := &Service{store: cfg.opts.Storage, clock: cfg.opts.Clock,
 		acks: make(chan ackResult, 4*cfg.opts.Workers), committerDone: make(chan struct{}),
 		stopCommit: make(chan struct{})}
 	s.cfg.Store(cfg)
-	if s.subs, err = newSubscriptionStore(s.db, &s.cfg); err != nil {
+	if s.subs, err = newSubscriptionStore(s.store, &s.cfg); err != nil {
 		return nil, err
 	}
 	s.ctx, s.cancel = context.WithCancel(context.Background())
 	s.sched.init()
-	q, err := countPrefix(s.db, duePrefix)
-	if err != nil {
+	if err := s.recount(); err != nil {
 		return nil, err
 	}
-	d, err := countPrefix(s.db, deadPrefix)
-	if err != nil {
-		return nil, err
-	}
-	s.queued.Store(q)
-	s.dead.Store(d)
 	go s.committer()
 	return s, nil
 }
 
-func countPrefix(db *badger.DB, prefix string) (int64, error) {
-	var n int64
-	err := db.View(func(txn *badger.Txn) error {
-		it := txn.NewIterator(badger.IteratorOptions{Prefix: []byte(prefix)})
-		defer it.Close()
-		for it.Rewind(); it.Valid(); it.Next() {
-			n++
-		}
-		return nil
-	})
-	return n, err
+// recount sets the queued and dead counters from the store.
+func (s *Service) recount() error {
+	q, d, err := s.store.Depth()
+	if err != nil {
+		return fmt.Errorf("webhooks: counting the queue: %w", err)
+	}
+	s.queued.Store(q)
+	s.dead.Store(d)
+	return nil
 }
 
 // Subscriptions returns the subscription store.
@@ -120,7 +113,7 @@ func (s *Service) Start() {
 
 // Close stops the dispatcher promptly: in-flight attempts are cancelled and
 // stay queued (delivery is at least once), finished attempts are recorded.
-// It does not close the database. It returns within about 1.5 s.
+// It does not close the storage. It returns within about 1.5 s.
 func (s *Service) Close() error {
 	s.closeOnce.Do(func() {
 		s.closed.Store(true)
@@ -148,8 +141,8 @@ func waitOr(wg *sync.WaitGroup, deadline <-chan time.Time) {
 	}
 }
 
-// maintenance purges expired dead letters hourly and runs Badger's value-log
-// GC every ten minutes.
+// maintenance purges expired dead letters hourly and, for a backend that
+// wants it (Maintainer), runs its upkeep every ten minutes.
 func (s *Service) maintenance() {
 	defer s.loops.Done()
 	if _, err := s.PurgeDead(); err != nil {
@@ -168,7 +161,8 @@ func (s *Service) maintenance() {
 				s.logger().Warn("webhooks: purging dead letters", zap.Error(err))
 			}
 		case <-gc.C:
-			for s.ctx.Err() == nil && s.db.RunValueLogGC(0.5) == nil {
+			if m, ok := s.store.(Maintainer); ok {
+				m.Maintain(s.ctx)
 			}
 		}
 	}

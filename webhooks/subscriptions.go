@@ -2,8 +2,7 @@ package webhooks
 
 import (
 	"context"
-	"encoding/json"
-	"errors"
+	"fmt"
 	"net/url"
 	"slices"
 	"strconv"
@@ -12,7 +11,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/dgraph-io/badger/v4"
+	"go.uber.org/zap"
 )
 
 // Subscription is a partner's request to be told about one event at one URL.
@@ -27,26 +26,12 @@ type Subscription struct {
 // MaxURLLength is the longest notification URL accepted.
 const MaxURLLength = 2048
 
-// Badger keys of subscriptions ("\x00" separates parts; partner ids and
-// events never contain it):
-//
-//	wh/sub/<id>                          → Subscription JSON
-//	wh/sp/<partner>\x00<id>              → "" (index by partner)
-//	wh/su/<partner>\x00<event>\x00<url>  → id (uniqueness, idempotent create)
-//	wh/sc/<partner>                      → count (decimal; serialises creates)
-//
-// The index by partner and event is kept in memory (byPE), loaded at start
-// and updated after each commit; Publish reads it on every call.
-const (
-	subPrefix      = "wh/sub/"
-	subPartnerPref = "wh/sp/"
-	subUniquePref  = "wh/su/"
-	subCountPref   = "wh/sc/"
-)
-
-// SubscriptionStore keeps subscriptions in Badger with an in-memory index.
+// SubscriptionStore keeps subscriptions in the storage backend
+// (SubscriptionStorage) with an index by partner and event in memory
+// (byPE), loaded at start and updated after each commit; Publish reads it
+// on every call.
 type SubscriptionStore struct {
-	db    *badger.DB
+	store SubscriptionStorage
 	cfg   *atomic.Pointer[settings] // the service's: policy, allow_http, limit
 	clock func() time.Time
 
@@ -55,26 +40,23 @@ type SubscriptionStore struct {
 	byPE map[string][]Subscription // partner\x00event → subscriptions
 }
 
-func newSubscriptionStore(db *badger.DB, cfg *atomic.Pointer[settings]) (*SubscriptionStore, error) {
-	s := &SubscriptionStore{db: db, cfg: cfg, clock: cfg.Load().opts.Clock,
+func newSubscriptionStore(store SubscriptionStorage, cfg *atomic.Pointer[settings]) (*SubscriptionStore, error) {
+	s := &SubscriptionStore{store: store, cfg: cfg, clock: cfg.Load().opts.Clock,
 		byID: map[string]Subscription{}, byPE: map[string][]Subscription{}}
-	err := s.db.View(func(txn *badger.Txn) error {
-		it := txn.NewIterator(badger.IteratorOptions{Prefix: []byte(subPrefix), PrefetchValues: true, PrefetchSize: 100})
-		defer it.Close()
-		for it.Rewind(); it.Valid(); it.Next() {
-			var sub Subscription
-			if err := it.Item().Value(func(v []byte) error { return json.Unmarshal(v, &sub) }); err != nil {
-				return err
-			}
-			s.add(sub)
-		}
-		return nil
-	})
+	subs, err := store.Subscriptions()
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("webhooks: loading subscriptions: %w", err)
 	}
-	if err := s.repair(); err != nil {
-		return nil, err
+	for _, sub := range subs {
+		s.add(sub)
+	}
+	orphans, counts, err := store.RepairSubscriptions()
+	if err != nil {
+		return nil, fmt.Errorf("webhooks: repairing the subscription index: %w", err)
+	}
+	if orphans > 0 || counts > 0 {
+		cfg.Load().opts.Logger.Warn("webhooks: repaired the subscription index",
+			zap.Int("orphan_keys_removed", orphans), zap.Int("counts_corrected", counts))
 	}
 	return s, nil
 }
@@ -167,74 +149,18 @@ func (s *SubscriptionStore) Create(ctx context.Context, partnerID, rawURL, event
 	if err := cfg.Policy.ForPartner(partnerID).CheckHost(ctx, u.Hostname(), urlPort(u)); err != nil {
 		return Subscription{}, false, hostRefusal(ctx, err)
 	}
-	uniq := uniqueKey(partnerID, event, u)
-	countKey := []byte(subCountPref + partnerID)
-	for {
-		var sub Subscription
-		created := false
-		err := s.db.Update(func(txn *badger.Txn) error {
-			if it, err := txn.Get(uniq); err == nil {
-				id, err := it.ValueCopy(nil)
-				if err != nil {
-					return err
-				}
-				sub, err = getSub(txn, string(id))
-				if !errors.Is(err, ErrNotFound) {
-					return err
-				}
-				// An orphan key (its subscription is gone): replaced below.
-			} else if !errors.Is(err, badger.ErrKeyNotFound) {
-				return err
-			}
-			n := 0
-			if it, err := txn.Get(countKey); err == nil {
-				v, _ := it.ValueCopy(nil)
-				n, _ = strconv.Atoi(string(v))
-			} else if !errors.Is(err, badger.ErrKeyNotFound) {
-				return err
-			}
-			if n >= cfg.MaxSubscriptionsPerPartner {
-				return ErrLimit
-			}
-			sub = Subscription{ID: newID("sub_"), PartnerID: partnerID, NotificationURL: rawURL,
-				Event: event, CreatedAt: s.clock().UTC().Truncate(time.Second)}
-			v, _ := json.Marshal(sub)
-			created = true
-			return errors.Join(
-				txn.Set([]byte(subPrefix+sub.ID), v),
-				txn.Set([]byte(subPartnerPref+partnerID+"\x00"+sub.ID), nil),
-				txn.Set(uniq, []byte(sub.ID)),
-				txn.Set(countKey, []byte(strconv.Itoa(n+1))),
-			)
-		})
-		if errors.Is(err, badger.ErrConflict) {
-			if ctx.Err() != nil {
-				return Subscription{}, false, ctx.Err()
-			}
-			continue
-		}
-		if err != nil {
-			return Subscription{}, false, err
-		}
-		if created {
-			s.mu.Lock()
-			s.add(sub)
-			s.mu.Unlock()
-		}
-		return sub, created, nil
+	sub := Subscription{ID: newID("sub_"), PartnerID: partnerID, NotificationURL: rawURL,
+		Event: event, CreatedAt: s.clock().UTC().Truncate(time.Second)}
+	sub, created, err := s.store.CreateSubscription(ctx, sub, cfg.MaxSubscriptionsPerPartner)
+	if err != nil {
+		return Subscription{}, false, err
 	}
-}
-
-func getSub(txn *badger.Txn, id string) (Subscription, error) {
-	var sub Subscription
-	it, err := txn.Get([]byte(subPrefix + id))
-	if errors.Is(err, badger.ErrKeyNotFound) {
-		return sub, ErrNotFound
-	} else if err != nil {
-		return sub, err
+	if created {
+		s.mu.Lock()
+		s.add(sub)
+		s.mu.Unlock()
 	}
-	err = it.Value(func(v []byte) error { return json.Unmarshal(v, &sub) })
-	return sub, err
+	return sub, created, nil
 }
 
 // List returns partnerID's subscriptions, oldest first.
@@ -278,41 +204,14 @@ func (s *SubscriptionStore) lookup(id string) (Subscription, bool) {
 // ErrNotFound. Its queued deliveries are dropped when the dispatcher meets
 // them.
 func (s *SubscriptionStore) Delete(partnerID, id string) error {
-	countKey := []byte(subCountPref + partnerID)
-	for {
-		var sub Subscription
-		err := s.db.Update(func(txn *badger.Txn) error {
-			var err error
-			sub, err = getSub(txn, id)
-			if err != nil {
-				return err
-			}
-			if sub.PartnerID != partnerID {
-				return ErrNotFound
-			}
-			n := 0
-			if it, err := txn.Get(countKey); err == nil {
-				v, _ := it.ValueCopy(nil)
-				n, _ = strconv.Atoi(string(v))
-			}
-			return errors.Join(
-				txn.Delete([]byte(subPrefix+id)),
-				txn.Delete([]byte(subPartnerPref+partnerID+"\x00"+id)),
-				txn.Delete(sub.uniqueKey()),
-				txn.Set(countKey, []byte(strconv.Itoa(max(n-1, 0)))),
-			)
-		})
-		if errors.Is(err, badger.ErrConflict) {
-			continue
-		}
-		if err != nil {
-			return err
-		}
-		s.mu.Lock()
-		s.remove(sub)
-		s.mu.Unlock()
-		return nil
+	sub, err := s.store.DeleteSubscription(partnerID, id)
+	if err != nil {
+		return err
 	}
+	s.mu.Lock()
+	s.remove(sub)
+	s.mu.Unlock()
+	return nil
 }
 
 // ForPartnerEvent returns partnerID's subscriptions of event (from memory).

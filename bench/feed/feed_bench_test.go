@@ -21,6 +21,8 @@ import (
 
 	"github.com/dgraph-io/badger/v4"
 
+	"github.com/fulfilgate/fulfilgate/storage/badgerstore"
+
 	"github.com/fulfilgate/fulfilgate/webhooks"
 	"github.com/fulfilgate/fulfilgate/webhooks/feed"
 )
@@ -43,7 +45,7 @@ func openDB(b *testing.B) *badger.DB {
 // every event at target.
 func newService(b *testing.B, db *badger.DB, target string) *webhooks.Service {
 	svc, err := webhooks.New(webhooks.Options{
-		DB: db, AllowHTTP: true,
+		Storage: badgerstore.New(db).Webhooks(), AllowHTTP: true,
 		Policy:     &webhooks.NetPolicy{Allow: []webhooks.AllowRule{{Networks: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}}}},
 		WebhookKey: func(string) ([]byte, error) { return []byte(strings.Repeat("k", 32)), nil },
 	})
@@ -85,7 +87,7 @@ func BenchmarkQueueChanges(b *testing.B) {
 func queueChanges(b *testing.B, pageSize, pages int) {
 	db := openDB(b)
 	svc := newService(b, db, "http://127.0.0.1:9/hook") // not started: nothing is sent
-	f, err := feed.New(feed.Options{Name: "bench", DB: db}, feed.Settings{Publisher: svc, Partners: kind})
+	f, err := feed.New(feed.Options{Name: "bench", Store: badgerstore.New(db).Feed("bench")}, feed.Settings{Publisher: svc, Partners: kind})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -180,7 +182,7 @@ func runLatency(b *testing.B, rate, seconds int) []time.Duration {
 	db := openDB(b)
 	svc := newService(b, db, rcv.URL+"/hook")
 	svc.Start()
-	f, err := feed.New(feed.Options{Name: "lat", DB: db}, feed.Settings{Publisher: svc, Partners: kind,
+	f, err := feed.New(feed.Options{Name: "lat", Store: badgerstore.New(db).Feed("lat")}, feed.Settings{Publisher: svc, Partners: kind,
 		Poll: feed.PollConfig{URL: src.URL}}) // defaults otherwise
 	if err != nil {
 		b.Fatal(err)

@@ -29,6 +29,7 @@ import (
 	"github.com/dgraph-io/badger/v4"
 	bopts "github.com/dgraph-io/badger/v4/options"
 	"github.com/fulfilgate/fulfilgate/internal/datadir"
+	"github.com/fulfilgate/fulfilgate/storage/badgerstore"
 	"github.com/fulfilgate/fulfilgate/webhooks"
 	"go.uber.org/zap"
 )
@@ -171,7 +172,7 @@ func check(err error) {
 var key = []byte("bench-webhook-key-0123456789abcdef")
 
 func options(db *badger.DB, clock func() time.Time, client *http.Client) webhooks.Options {
-	return webhooks.Options{DB: db, Logger: zap.NewNop(), AllowHTTP: true,
+	return webhooks.Options{Storage: badgerstore.New(db).Webhooks(), Logger: zap.NewNop(), AllowHTTP: true,
 		Policy:     &webhooks.NetPolicy{Allow: []webhooks.AllowRule{{Networks: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}}}},
 		WebhookKey: func(string) ([]byte, error) { return key, nil },
 		Clock:      clock, HTTPClient: client, MaxSubscriptionsPerPartner: 1000}

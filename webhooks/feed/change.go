@@ -1,9 +1,9 @@
 // Package feed reads the warehouse system's change feed and turns its changes
 // into partner events (decisions §7). A Reader polls the feed over HTTP; the
 // same Processor also serves pushed changes. Events are queued durably through
-// a Publisher (webhooks.Service) in the Badger transaction that also records
-// which changes are done, so a change is never turned into events twice.
-// The package does not import Caddy.
+// a Publisher (webhooks.Service) in the transaction that also records which
+// changes are done (Store.PageWrites), so a change is never turned into
+// events twice. The package imports neither Caddy nor a database driver.
 package feed
 
 import (
@@ -49,7 +49,7 @@ var ErrMalformedPage = errors.New("malformed feed page")
 // JSON object without "changes", an HTML or XML document, a 404.
 const WrongURLHint = `the feed URL is probably wrong: it must answer {"changes":[...],"next":"<cursor>"}`
 
-// maxIDLen bounds change ids (they become Badger keys).
+// maxIDLen bounds change ids (they become storage keys).
 const maxIDLen = 512
 
 // DecodePage decodes a feed answer. It fails (ErrMalformedPage) only when the

@@ -10,16 +10,17 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/dgraph-io/badger/v4"
 	"go.uber.org/zap"
 
 	"github.com/fulfilgate/fulfilgate/webhooks"
 )
 
-// Publisher durably queues events; webhooks.Service implements it. extra runs
-// in the same Badger transaction as the queued deliveries.
+// Publisher durably queues events; webhooks.Service implements it. with
+// (writes of this feed's Store, PageWrites) is committed in the same
+// transaction as the queued deliveries, so a Publisher's queue must be of
+// the same backend as the feed's Store.
 type Publisher interface {
-	Publish(partnerID string, events []webhooks.Event, extra func(txn *badger.Txn) error) (int, error)
+	Publish(partnerID string, events []webhooks.Event, with webhooks.TxWrites) (int, error)
 }
 
 // KeyedPublisher is a Publisher that can give the deliveries of an event
@@ -27,7 +28,7 @@ type Publisher interface {
 // when the Publisher has it: then the events of a change read again after
 // Reset with forgetSeen reach receivers with the x-hook-ids they had.
 type KeyedPublisher interface {
-	PublishKeyed(partnerID string, events []webhooks.Event, keys []string, extra func(txn *badger.Txn) error) (int, error)
+	PublishKeyed(partnerID string, events []webhooks.Event, keys []string, with webhooks.TxWrites) (int, error)
 }
 
 // Partners tells whether a partner exists and whether it is a consolidation
@@ -46,8 +47,8 @@ type Settings struct {
 
 // Options create a Feed.
 type Options struct {
-	Name   string // [A-Za-z0-9_.-]+, part of the Badger keys
-	DB     *badger.DB
+	Name   string // [A-Za-z0-9_.-]+, part of a backend's keys
+	Store  Store  // this feed's state; required
 	Logger *zap.Logger
 	// DedupeWindow is how long a done change id is remembered, so that a
 	// re-delivered change (a cursor going backwards, a repeated push) is not
@@ -70,7 +71,7 @@ func ValidName(name string) bool { return validName.MatchString(name) }
 // config reload.
 type Feed struct {
 	name   string
-	st     store
+	st     Store
 	logger *zap.Logger
 	window time.Duration
 	clock  func() time.Time
@@ -103,11 +104,11 @@ func New(opts Options, s Settings) (*Feed, error) {
 	if !ValidName(opts.Name) {
 		return nil, fmt.Errorf("invalid feed name %q: use 1 to 64 of A-Z a-z 0-9 _ . -", opts.Name)
 	}
-	if opts.DB == nil {
-		return nil, errors.New("feed: no database")
+	if opts.Store == nil {
+		return nil, errors.New("feed: no store")
 	}
 	f := &Feed{
-		name: opts.Name, st: newStore(opts.DB, opts.Name), logger: opts.Logger,
+		name: opts.Name, st: opts.Store, logger: opts.Logger,
 		window: opts.DedupeWindow, clock: opts.Clock, rand: opts.Rand,
 		wake: make(chan struct{}, 1), done: make(chan struct{}),
 	}
@@ -126,12 +127,12 @@ func New(opts Options, s Settings) (*Feed, error) {
 	if err := f.Apply(s); err != nil {
 		return nil, err
 	}
-	cur, err := f.st.cursor()
+	cur, err := f.st.Cursor()
 	if err != nil {
 		return nil, fmt.Errorf("feed %s: reading cursor: %w", f.name, err)
 	}
 	f.poll.cursor, f.poll.startedAt = cur, f.clock()
-	if f.rej, f.rejTot, err = f.st.rejected(); err != nil {
+	if f.rej, f.rejTot, err = f.st.Rejected(); err != nil {
 		return nil, fmt.Errorf("feed %s: reading rejected changes: %w", f.name, err)
 	}
 	f.ctx, f.cancel = context.WithCancel(context.Background())

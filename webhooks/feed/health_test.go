@@ -107,7 +107,7 @@ func TestStartupWaitsQuietlyForTheFeed(t *testing.T) {
 	db := openDB(t, t.TempDir())
 	core, logs := observer.New(zapcore.DebugLevel)
 	now := time.Date(2025, 1, 1, 0, 0, 10, 0, time.UTC)
-	f, err := New(Options{Name: "wms", DB: db, Logger: zap.New(core), Clock: func() time.Time { return now }, Rand: func() float64 { return 1 }},
+	f, err := New(Options{Name: "wms", Store: db.feed("wms"), Logger: zap.New(core), Clock: func() time.Time { return now }, Rand: func() float64 { return 1 }},
 		Settings{Publisher: &recPublisher{db: db}, Partners: partnersKind, Poll: PollConfig{URL: closedAddr(t), Interval: time.Second}})
 	if err != nil {
 		t.Fatal(err)

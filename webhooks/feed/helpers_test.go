@@ -13,82 +13,97 @@ import (
 	"testing"
 	"time"
 
-	"github.com/dgraph-io/badger/v4"
-
-	"github.com/fulfilgate/fulfilgate/internal/datadir"
-
 	"github.com/fulfilgate/fulfilgate/webhooks"
 )
 
-// recPublisher is a Publisher that writes each queued event into the
-// transaction (key "test/q/<partner>/<n>") so that what is "queued" is what
-// Badger committed, and can be told to fail.
+// testDB is a real storage backend's queue and feed stores. backend_test.go
+// (package feed_test) sets how it is opened through SetTestBackend: this
+// package's own tests cannot import a backend, which imports this package.
+type testDB struct {
+	queue  webhooks.QueueStorage
+	feed   func(name string) Store
+	close  func() error
+	closed bool
+}
+
+// Close closes the backend (once).
+func (db *testDB) Close() error {
+	if db.closed {
+		return nil
+	}
+	db.closed = true
+	return db.close()
+}
+
+var openBackend func(t testing.TB, dir string) (webhooks.QueueStorage, func(name string) Store, func() error)
+
+// SetTestBackend sets the backend the tests of this package run on.
+func SetTestBackend(open func(t testing.TB, dir string) (webhooks.QueueStorage, func(name string) Store, func() error)) {
+	openBackend = open
+}
+
+// openDB opens the test backend in dir, closed when the test ends.
+func openDB(t *testing.T, dir string) *testDB {
+	t.Helper()
+	q, f, closeFn := openBackend(t, dir)
+	db := &testDB{queue: q, feed: f, close: closeFn}
+	t.Cleanup(func() { db.Close() })
+	return db
+}
+
+// recPublisher is a Publisher that queues each event as one entry of the
+// backend's real queue (id "<partner>/<n>", record "event identifier"),
+// committed with the feed's writes, so that what is "queued" is what the
+// backend committed; it can be told to fail.
 type recPublisher struct {
-	db     *badger.DB
+	db     *testDB
 	mu     sync.Mutex
 	n      int
 	calls  int
 	failAt map[int]error // call number (1-based) → error
 }
 
-func (p *recPublisher) Publish(partnerID string, events []webhooks.Event, extra func(txn *badger.Txn) error) (int, error) {
+// queueTime is when every recorded event is due: ids order them.
+var queueTime = time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
+
+func (p *recPublisher) Publish(partnerID string, events []webhooks.Event, with webhooks.TxWrites) (int, error) {
 	p.mu.Lock()
 	p.calls++
-	call := p.calls
-	err := p.failAt[call]
+	err := p.failAt[p.calls]
+	entries := make([]webhooks.QueueEntry, len(events))
+	for i, e := range events {
+		p.n++
+		id := fmt.Sprintf("%s/%08d", partnerID, p.n)
+		entries[i] = webhooks.QueueEntry{Pos: webhooks.SchedulePos(queueTime, id), ID: id, PartnerID: partnerID,
+			Record: []byte(e.Name + " " + e.Identifier)}
+	}
 	p.mu.Unlock()
 	if err != nil {
 		return 0, err
 	}
-	var n int
-	err = p.db.Update(func(txn *badger.Txn) error {
-		for _, e := range events {
-			p.mu.Lock()
-			p.n++
-			k := fmt.Sprintf("test/q/%s/%08d", partnerID, p.n)
-			p.mu.Unlock()
-			if err := txn.Set([]byte(k), []byte(e.Name+" "+e.Identifier)); err != nil {
-				return err
-			}
-			n++
-		}
-		if extra != nil {
-			return extra(txn)
-		}
-		return nil
-	})
-	return n, err
+	if err := p.db.queue.Enqueue(entries, with); err != nil {
+		return 0, err
+	}
+	return len(entries), nil
 }
 
 // queued returns the committed events as "partner event identifier".
-func queued(t *testing.T, db *badger.DB) []string {
+func queued(t *testing.T, db *testDB) []string {
 	t.Helper()
-	var out []string
-	err := db.View(func(txn *badger.Txn) error {
-		opts := badger.DefaultIteratorOptions
-		opts.Prefix = []byte("test/q/")
-		it := txn.NewIterator(opts)
-		defer it.Close()
-		for it.Rewind(); it.Valid(); it.Next() {
-			partner := strings.Split(string(it.Item().Key()), "/")[2]
-			v, _ := it.Item().ValueCopy(nil)
-			out = append(out, partner+" "+string(v))
-		}
-		return nil
-	})
+	r, err := db.queue.ReadSchedule()
 	if err != nil {
 		t.Fatal(err)
+	}
+	defer r.Close()
+	var out []string
+	for r.Seek(nil); r.Valid(); r.Next() {
+		_, id, _ := webhooks.ParseSchedulePos(r.Pos())
+		partner, _, _ := strings.Cut(id, "/")
+		if err := r.Value(func(v []byte) error { out = append(out, partner+" "+string(v)); return nil }); err != nil {
+			t.Fatal(err)
+		}
 	}
 	return out
-}
-
-func openDB(t *testing.T, dir string) *badger.DB {
-	t.Helper()
-	db, err := badger.Open(datadir.Options(dir, nil)) // the gateway's own settings
-	if err != nil {
-		t.Fatal(err)
-	}
-	return db
 }
 
 // partnersKind: "cons" is a consolidation partner, "plain" is not.
@@ -166,10 +181,10 @@ func chg(id, partner, kind, entity, change string, extra ...string) string {
 
 // testFeed makes a Feed polling url with a fixed clock and rand 1.0 (the
 // longest back-off), publishing through pub.
-func testFeed(t *testing.T, db *badger.DB, pub Publisher, pc PollConfig) *Feed {
+func testFeed(t *testing.T, db *testDB, pub Publisher, pc PollConfig) *Feed {
 	t.Helper()
 	clock := time.Date(2025, 1, 1, 0, 0, 10, 0, time.UTC)
-	f, err := New(Options{Name: "wms", DB: db, Clock: func() time.Time { return clock }, Rand: func() float64 { return 1 }},
+	f, err := New(Options{Name: "wms", Store: db.feed("wms"), Clock: func() time.Time { return clock }, Rand: func() float64 { return 1 }},
 		Settings{Publisher: pub, Partners: partnersKind, Poll: pc})
 	if err != nil {
 		t.Fatal(err)

@@ -14,7 +14,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/dgraph-io/badger/v4"
 	"go.uber.org/zap"
 )
 
@@ -390,11 +389,11 @@ func (f *Feed) Reset(cursor string, forgetSeen bool) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if forgetSeen {
-		if err := f.st.db.DropPrefix(f.st.key("done/")); err != nil {
+		if err := f.st.ForgetSeen(); err != nil {
 			return fmt.Errorf("forgetting seen changes: %w", err)
 		}
 	}
-	if err := f.update(func(txn *badger.Txn) error { return f.st.setCursor(txn, cursor) }); err != nil {
+	if err := f.st.Commit(f.st.PageWrites(PageWrites{Cursor: &cursor})); err != nil {
 		return fmt.Errorf("storing cursor: %w", err)
 	}
 	f.smu.Lock()

@@ -3,11 +3,11 @@ package feed
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"time"
 
-	"github.com/dgraph-io/badger/v4"
 	"go.uber.org/zap"
 
 	"github.com/fulfilgate/fulfilgate/webhooks"
@@ -28,11 +28,15 @@ type Result struct {
 // maxLoggedPerBatch bounds the log lines of rejected changes per batch.
 const maxLoggedPerBatch = 20
 
+// maxQuietPerCommit bounds the seen markers of changes without events
+// committed in one transaction.
+const maxQuietPerCommit = 1000
+
 // chunkChanges bounds the changes of one Publish call (one transaction).
 const chunkChanges = 64
 
 // publishParallel bounds concurrent Publish calls of one batch; concurrent
-// commits share Badger's fsync.
+// commits may share an fsync (Badger's do).
 const publishParallel = 4
 
 type chunk struct {
@@ -77,7 +81,7 @@ func (f *Feed) process(changes []Change, cursor *string, source string, gen int)
 			ids = append(ids, c.ID)
 		}
 	}
-	done, err := f.st.done(ids)
+	done, err := f.st.Seen(ids)
 	if err != nil {
 		return res, fmt.Errorf("reading done changes: %w", err)
 	}
@@ -140,7 +144,7 @@ func (f *Feed) process(changes []Change, cursor *string, source string, gen int)
 	}
 	res.Rejected = len(rejected)
 
-	expires := time.Now().Add(f.window) // Badger expires keys by wall clock
+	expires := time.Now().Add(f.window) // seen markers expire by wall clock
 	f.smu.Lock()
 	total := f.rejTot
 	f.smu.Unlock()
@@ -150,24 +154,11 @@ func (f *Feed) process(changes []Change, cursor *string, source string, gen int)
 	}
 	// final holds the writes that make the batch complete: the cursor, the
 	// changes that produced no event, the rejected list.
-	final := func(txn *badger.Txn) error {
-		if err := f.st.markDone(txn, quiet, expires); err != nil {
-			return err
-		}
-		if len(rejected) > 0 {
-			if err := f.st.addRejected(txn, total, rejected); err != nil {
-				return err
-			}
-		}
-		if cursor != nil {
-			return f.st.setCursor(txn, *cursor)
-		}
-		return nil
-	}
+	final := PageWrites{Seen: quiet, SeenUntil: expires, Rejected: rejected, RejectedTotal: total, Cursor: cursor}
 
-	if len(chunks) == 1 && len(quiet) <= 1000 {
+	if len(chunks) == 1 && len(quiet) <= maxQuietPerCommit {
 		// The common small page: one transaction for everything.
-		n, err := f.publish(s.Publisher, chunks[0], expires, final)
+		n, err := f.publish(s.Publisher, chunks[0], expires, &final)
 		if err != nil {
 			return res, err
 		}
@@ -178,14 +169,14 @@ func (f *Feed) process(changes []Change, cursor *string, source string, gen int)
 		if err != nil {
 			return res, err
 		}
-		for len(quiet) > 1000 { // keep the last transaction small
-			part := quiet[:1000]
-			if err := f.update(func(txn *badger.Txn) error { return f.st.markDone(txn, part, expires) }); err != nil {
+		for len(final.Seen) > maxQuietPerCommit { // keep the last transaction small
+			part := PageWrites{Seen: final.Seen[:maxQuietPerCommit], SeenUntil: expires}
+			if err := f.st.Commit(f.st.PageWrites(part)); err != nil {
 				return res, err
 			}
-			quiet = quiet[1000:]
+			final.Seen = final.Seen[maxQuietPerCommit:]
 		}
-		if err := f.update(final); err != nil {
+		if err := f.st.Commit(f.st.PageWrites(final)); err != nil {
 			return res, fmt.Errorf("storing cursor: %w", err)
 		}
 	}
@@ -243,58 +234,32 @@ func (f *Feed) publishAll(p Publisher, chunks []*chunk, expires time.Time) (int,
 	return total, errors.Join(errs...)
 }
 
-// publish queues one chunk's events and marks its changes done (and runs
-// more, if not nil) in the same transaction. A transaction conflict is
-// retried.
-func (f *Feed) publish(p Publisher, ch *chunk, expires time.Time, more func(*badger.Txn) error) (int, error) {
+// publish queues one chunk's events and marks its changes seen (with the
+// writes of more, if not nil) in the same transaction. A transaction
+// conflict is retried.
+func (f *Feed) publish(p Publisher, ch *chunk, expires time.Time, more *PageWrites) (int, error) {
+	w := PageWrites{Seen: ch.ids, SeenUntil: expires}
+	if more != nil {
+		w = *more
+		w.Seen = append(slices.Clip(ch.ids), more.Seen...)
+	}
+	with := f.st.PageWrites(w)
 	for attempt := 0; ; attempt++ {
-		ran := false
-		extra := func(txn *badger.Txn) error {
-			ran = true
-			if err := f.st.markDone(txn, ch.ids, expires); err != nil {
-				return err
-			}
-			if more != nil {
-				return more(txn)
-			}
-			return nil
-		}
 		var n int
 		var err error
 		if kp, ok := p.(KeyedPublisher); ok {
-			n, err = kp.PublishKeyed(ch.partner, ch.events, ch.keys, extra)
+			n, err = kp.PublishKeyed(ch.partner, ch.events, ch.keys, with)
 		} else {
-			n, err = p.Publish(ch.partner, ch.events, extra)
+			n, err = p.Publish(ch.partner, ch.events, with)
 		}
-		if errors.Is(err, badger.ErrConflict) && attempt < 5 {
+		if errors.Is(err, webhooks.ErrConflict) && attempt < 5 {
 			continue
 		}
 		if err != nil {
 			return 0, fmt.Errorf("queueing events of partner %q: %w", ch.partner, err)
 		}
-		if !ran { // a Publisher that skipped extra: do it ourselves
-			err = f.update(func(txn *badger.Txn) error {
-				if err := f.st.markDone(txn, ch.ids, expires); err != nil {
-					return err
-				}
-				if more != nil {
-					return more(txn)
-				}
-				return nil
-			})
-		}
-		return n, err
+		return n, nil
 	}
-}
-
-func (f *Feed) update(fn func(*badger.Txn) error) error {
-	var err error
-	for attempt := 0; attempt < 5; attempt++ {
-		if err = f.st.db.Update(fn); !errors.Is(err, badger.ErrConflict) {
-			return err
-		}
-	}
-	return err
 }
 
 func (f *Feed) rejectedEntry(c Change, reason, source string, now time.Time) Rejected {

@@ -1,4 +1,4 @@
-package webhooks
+package badgerstore
 
 import (
 	"context"
@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"github.com/dgraph-io/badger/v4"
+
+	"github.com/fulfilgate/fulfilgate/webhooks"
 )
 
 // uniqueKeys returns the subscription uniqueness keys stored for partner.
@@ -59,11 +61,11 @@ func TestSubscriptionDeleteRemovesTheNormalisedKey(t *testing.T) {
 		"http://127.0.0.1:9/a b",
 		"http://127.0.0.1:9/%7Euser/Ü", // an escaped and an unescaped form in one path
 	} {
-		db := openDB(t, t.TempDir())
-		st := newService(t, testOptions(db, newFakeClock())).Subscriptions()
+		db := openDB(t)
+		st := newService(t, db, 0).Subscriptions()
 		ctx := context.Background()
 		for cycle := 1; cycle <= 3; cycle++ {
-			sub, created, err := st.Create(ctx, "p1", raw, EventLabelStatus)
+			sub, created, err := st.Create(ctx, "p1", raw, webhooks.EventLabelStatus)
 			if err != nil || !created {
 				t.Fatalf("%s, cycle %d: create = %v, created %v; want a new subscription", raw, cycle, err, created)
 			}
@@ -87,7 +89,7 @@ func writeOrphans(t *testing.T, db *badger.DB, partner string, n, count int) {
 	t.Helper()
 	err := db.Update(func(txn *badger.Txn) error {
 		for i := range n {
-			k := subUniquePref + partner + "\x00" + EventLabelStatus + "\x00http://127.0.0.1:9/gone" + strconv.Itoa(i)
+			k := subUniquePref + partner + "\x00" + webhooks.EventLabelStatus + "\x00http://127.0.0.1:9/gone" + strconv.Itoa(i)
 			if err := txn.Set([]byte(k), []byte("sub_gone"+strconv.Itoa(i))); err != nil {
 				return err
 			}
@@ -104,17 +106,16 @@ func writeOrphans(t *testing.T, db *badger.DB, partner string, n, count int) {
 // orphans left by earlier versions neither answer 404 to a create nor
 // escape the per-partner limit.
 func TestSubscriptionRepairRemovesOrphansAtStart(t *testing.T) {
-	dir := t.TempDir()
-	db := openDB(t, dir)
-	clock := newFakeClock()
-	s := newService(t, testOptions(db, clock))
-	keep := subscribe(t, s, "p1", "http://127.0.0.1:9/keep", EventLabelStatus)
+	db := openDB(t)
+	s := newService(t, db, 0)
+	keep, _, err := s.Subscriptions().Create(context.Background(), "p1", "http://127.0.0.1:9/keep", webhooks.EventLabelStatus)
+	if err != nil {
+		t.Fatal(err)
+	}
 	s.Close()
 	writeOrphans(t, db, "p1", 3, 7)
 
-	o := testOptions(db, clock)
-	o.MaxSubscriptionsPerPartner = 2
-	st := newService(t, o).Subscriptions()
+	st := newService(t, db, 2).Subscriptions()
 	keys := uniqueKeys(t, db, "p1")
 	if len(keys) != 1 || !strings.HasSuffix(keys[0], "/keep") {
 		t.Fatalf("after the repair the uniqueness keys are %q, want only the kept subscription's", keys)
@@ -122,7 +123,7 @@ func TestSubscriptionRepairRemovesOrphansAtStart(t *testing.T) {
 	if n := storedCount(t, db, "p1"); n != 1 {
 		t.Fatalf("after the repair the count is %d, want 1 (the one subscription)", n)
 	}
-	if _, created, err := st.Create(context.Background(), "p1", "http://127.0.0.1:9/gone0", EventLabelStatus); err != nil || !created {
+	if _, created, err := st.Create(context.Background(), "p1", "http://127.0.0.1:9/gone0", webhooks.EventLabelStatus); err != nil || !created {
 		t.Fatalf("creating what an orphan key named: %v, created %v; want a new subscription", err, created)
 	}
 	if got, err := st.Get("p1", keep.ID); err != nil || got.ID != keep.ID {
@@ -133,10 +134,10 @@ func TestSubscriptionRepairRemovesOrphansAtStart(t *testing.T) {
 // A create that meets an orphan key (one the repair has not seen yet)
 // replaces it instead of answering that the subscription does not exist.
 func TestSubscriptionCreateReplacesAnOrphanKey(t *testing.T) {
-	db := openDB(t, t.TempDir())
-	st := newService(t, testOptions(db, newFakeClock())).Subscriptions()
+	db := openDB(t)
+	st := newService(t, db, 0).Subscriptions()
 	writeOrphans(t, db, "p1", 1, 0)
-	sub, created, err := st.Create(context.Background(), "p1", "http://127.0.0.1:9/gone0", EventLabelStatus)
+	sub, created, err := st.Create(context.Background(), "p1", "http://127.0.0.1:9/gone0", webhooks.EventLabelStatus)
 	if err != nil || !created {
 		t.Fatalf("create over an orphan key: %v, created %v; want a new subscription", err, created)
 	}

@@ -1,0 +1,118 @@
+package badgerstore
+
+import (
+	"errors"
+
+	"github.com/dgraph-io/badger/v4"
+
+	"github.com/fulfilgate/fulfilgate/tokens"
+)
+
+// Keys of the token state, all under "tok/".
+const (
+	keyPepper              = "tok/pepper"
+	prefixPartner          = "tok/partner/"
+	prefixClient           = "tok/client/"
+	prefixSigningKey       = "tok/key/"
+	prefixStaticWebhookKey = "tok/static-webhook-key/"
+)
+
+// tokenStore is tokens.Store; records are JSON.
+type tokenStore struct {
+	db *badger.DB
+}
+
+func (s *tokenStore) Pepper(generate func() ([]byte, error)) ([]byte, error) {
+	var pepper []byte
+	err := update(s.db, func(txn *badger.Txn) error {
+		item, err := txn.Get([]byte(keyPepper))
+		switch {
+		case errors.Is(err, badger.ErrKeyNotFound):
+			if pepper, err = generate(); err != nil {
+				return err
+			}
+			return txn.Set([]byte(keyPepper), pepper)
+		case err != nil:
+			return err
+		}
+		pepper, err = item.ValueCopy(nil)
+		return err
+	})
+	return pepper, err
+}
+
+func (s *tokenStore) Partners() ([]tokens.PartnerRecord, error) {
+	return listJSON[tokens.PartnerRecord](s.db, prefixPartner)
+}
+
+func (s *tokenStore) CreatePartner(p tokens.PartnerRecord, clients ...tokens.ClientRecord) error {
+	return update(s.db, func(txn *badger.Txn) error {
+		if err := setJSON(txn, prefixPartner+p.ID, p); err != nil {
+			return err
+		}
+		for _, c := range clients {
+			if err := setJSON(txn, prefixClient+c.ID, c); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+func (s *tokenStore) PutPartner(p tokens.PartnerRecord) error {
+	return update(s.db, func(txn *badger.Txn) error { return setJSON(txn, prefixPartner+p.ID, p) })
+}
+
+func (s *tokenStore) DeletePartner(id string, clientIDs []string) error {
+	return update(s.db, func(txn *badger.Txn) error {
+		for _, cid := range clientIDs {
+			if err := txn.Delete([]byte(prefixClient + cid)); err != nil {
+				return err
+			}
+		}
+		return txn.Delete([]byte(prefixPartner + id))
+	})
+}
+
+func (s *tokenStore) StaticWebhookKeys() ([]tokens.StaticKeyRecord, error) {
+	return listJSON[tokens.StaticKeyRecord](s.db, prefixStaticWebhookKey)
+}
+
+func (s *tokenStore) PutStaticWebhookKeys(recs []tokens.StaticKeyRecord) error {
+	return update(s.db, func(txn *badger.Txn) error {
+		for _, r := range recs {
+			if err := setJSON(txn, prefixStaticWebhookKey+r.Partner, r); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+func (s *tokenStore) Clients() ([]tokens.ClientRecord, error) {
+	return listJSON[tokens.ClientRecord](s.db, prefixClient)
+}
+
+func (s *tokenStore) PutClient(c tokens.ClientRecord) error {
+	return update(s.db, func(txn *badger.Txn) error { return setJSON(txn, prefixClient+c.ID, c) })
+}
+
+func (s *tokenStore) SigningKeys() ([]tokens.KeyRecord, error) {
+	return listJSON[tokens.KeyRecord](s.db, prefixSigningKey)
+}
+
+func (s *tokenStore) UpdateSigningKeys(put []tokens.KeyRecord, del []string) error {
+	return update(s.db, func(txn *badger.Txn) error {
+		for _, k := range put {
+			if err := setJSON(txn, prefixSigningKey+k.KID, k); err != nil {
+				return err
+			}
+		}
+		for _, kid := range del {
+			if err := txn.Delete([]byte(prefixSigningKey + kid)); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}

@@ -1,0 +1,13 @@
+// Package storage is the seam between the domain packages and the
+// databases. The domain packages own the interfaces they store through
+// (tokens.Store, webhooks.Storage, feed.Store) and import no database
+// driver; a backend implements all of them:
+//
+//   - storage/badgerstore: Badger, embedded, the default (one process per
+//     data directory);
+//   - storage/storagetest: the contract every backend passes, one table of
+//     behaviours run against each.
+//
+// This package holds no code: its test keeps the domain packages free of
+// drivers, backends and Caddy.
+package storage

@@ -1,0 +1,59 @@
+// Package storagetest is the contract every storage backend passes: one
+// table of behaviours (Behaviours), run against each backend with Run.
+// A backend's test opens fresh, empty stores for each behaviour:
+//
+//	func TestContract(t *testing.T) {
+//		storagetest.Run(t, func(t *testing.T) storagetest.Backend { ... })
+//	}
+package storagetest
+
+import (
+	"testing"
+
+	"github.com/fulfilgate/fulfilgate/tokens"
+	"github.com/fulfilgate/fulfilgate/webhooks"
+	"github.com/fulfilgate/fulfilgate/webhooks/feed"
+)
+
+// Backend is one backend's stores, fresh and empty, as a behaviour gets
+// them.
+type Backend struct {
+	Tokens   tokens.Store
+	Webhooks webhooks.Storage
+	// Feed returns the store of the feed name.
+	Feed func(name string) feed.Store
+	// Reopen closes the stores and opens them again on the same data, as a
+	// restart would (what was committed must be there).
+	Reopen func(t *testing.T) Backend
+}
+
+// Opener opens a fresh backend for one behaviour; it registers its own
+// clean-up with t.
+type Opener func(t *testing.T) Backend
+
+// Behaviour is one rule of the contract.
+type Behaviour struct {
+	Name string
+	Run  func(t *testing.T, b Backend)
+}
+
+// Run runs every behaviour against the backends open returns, each as a
+// subtest named for the behaviour.
+func Run(t *testing.T, open Opener) {
+	for _, bh := range Behaviours() {
+		t.Run(bh.Name, func(t *testing.T) {
+			bh.Run(t, open(t))
+		})
+	}
+}
+
+// Behaviours returns the contract's table: the token store's, the
+// subscriptions', the queue's, the dead letters' and the feed store's.
+func Behaviours() []Behaviour {
+	var all []Behaviour
+	for _, part := range [][]Behaviour{tokenBehaviours, subscriptionBehaviours, queueBehaviours,
+		deadLetterBehaviours, feedBehaviours} {
+		all = append(all, part...)
+	}
+	return all
+}

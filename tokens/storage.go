@@ -1,0 +1,92 @@
+package tokens
+
+import "time"
+
+// Store is what the token service keeps: the pepper of secret hashes, the
+// partners and clients created at run time, the generated signing keys and
+// the generated webhook keys of static partners. A backend
+// (storage/badgerstore, ...) implements it; the rules (ids, hashing,
+// rotation, retention) stay in this package. Every write is durable when it
+// returns nil.
+type Store interface {
+	PartnerStore
+	ClientStore
+	KeyStore
+}
+
+// PartnerStore keeps partners created at run time and the generated
+// webhook keys of static partners.
+type PartnerStore interface {
+	// Pepper returns the stored pepper; when there is none it stores the
+	// one generate returns (called only then) and returns it.
+	Pepper(generate func() ([]byte, error)) ([]byte, error)
+	Partners() ([]PartnerRecord, error)
+	// CreatePartner stores a partner and its first clients in one
+	// transaction.
+	CreatePartner(p PartnerRecord, clients ...ClientRecord) error
+	// PutPartner replaces a partner.
+	PutPartner(p PartnerRecord) error
+	// DeletePartner deletes a partner and the given clients in one
+	// transaction (missing ones are not an error).
+	DeletePartner(id string, clientIDs []string) error
+	StaticWebhookKeys() ([]StaticKeyRecord, error)
+	// PutStaticWebhookKeys stores the records in one transaction.
+	PutStaticWebhookKeys(recs []StaticKeyRecord) error
+}
+
+// ClientStore keeps the clients of partners created at run time.
+type ClientStore interface {
+	Clients() ([]ClientRecord, error)
+	// PutClient creates or replaces a client.
+	PutClient(c ClientRecord) error
+}
+
+// KeyStore keeps generated signing keys.
+type KeyStore interface {
+	SigningKeys() ([]KeyRecord, error)
+	// UpdateSigningKeys stores put and deletes the keys del in one
+	// transaction.
+	UpdateSigningKeys(put []KeyRecord, del []string) error
+}
+
+// PartnerRecord is a stored partner created at run time.
+type PartnerRecord struct {
+	ID            string    `json:"id"`
+	Consolidation bool      `json:"consolidation"`
+	WebhookKey    string    `json:"webhook_key"`
+	Disabled      bool      `json:"disabled,omitempty"`
+	Created       time.Time `json:"created"`
+}
+
+// ClientRecord is a stored client: the keyed hash of its secret, never the
+// secret.
+type ClientRecord struct {
+	ID      string `json:"id"`
+	Partner string `json:"partner"`
+	Hash    []byte `json:"hash"`
+	Version string `json:"version"`
+	// OpaqueVersion: Version is a random value whose tokens carry it keyed;
+	// unset, it is the secret digest older versions of the gateway put in
+	// tokens unkeyed.
+	OpaqueVersion bool      `json:"opaque_version,omitempty"`
+	Active        bool      `json:"active"`
+	Created       time.Time `json:"created"`
+}
+
+// KeyRecord is a stored generated signing key with its private material.
+type KeyRecord struct {
+	KID      string    `json:"kid"`
+	Alg      string    `json:"alg"`
+	Material []byte    `json:"material"`
+	Created  time.Time `json:"created"`
+	Retired  time.Time `json:"retired,omitzero"`
+}
+
+// StaticKeyRecord is the generated webhook key of a partner from the
+// configuration that sets no webhook_key.
+type StaticKeyRecord struct {
+	Partner    string    `json:"partner"`
+	WebhookKey string    `json:"webhook_key"`
+	Created    time.Time `json:"created"`
+	Rotated    time.Time `json:"rotated,omitzero"`
+}

@@ -1,0 +1,174 @@
+package webhooks
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"time"
+)
+
+// Storage is what the webhook subsystem keeps: subscriptions, the queue of
+// deliveries with their attempt logs, and the dead letters. A backend
+// (storage/badgerstore, ...) implements it; the rules (validation, retry
+// policy, signing, fairness) stay in this package. Records are opaque
+// bytes to a backend (this package encodes them, record.go); the fields
+// beside them are what a backend may index on.
+type Storage interface {
+	SubscriptionStorage
+	QueueStorage
+	DeadLetterStorage
+}
+
+// ErrConflict is what a backend may return when a transaction lost a race
+// with another (it retries what it can itself; a caller may try again).
+var ErrConflict = errors.New("storage: transaction conflict")
+
+// SubscriptionStorage keeps subscriptions with a uniqueness index (one
+// subscription per partner, event and notification URL: the key is
+// SubscriptionUniqueKey) and a count per partner.
+type SubscriptionStorage interface {
+	// Subscriptions returns every stored subscription, in any order.
+	Subscriptions() ([]Subscription, error)
+	// CreateSubscription stores sub atomically, unless sub's partner already
+	// has a subscription with sub's unique key (it is returned, with created
+	// false) or has limit subscriptions or more (ErrLimit). Concurrent
+	// creates of the same subscription store one. ctx bounds the retries
+	// of a create that races others.
+	CreateSubscription(ctx context.Context, sub Subscription, limit int) (stored Subscription, created bool, err error)
+	// DeleteSubscription deletes partnerID's subscription id and returns it;
+	// a missing id or another partner's is ErrNotFound.
+	DeleteSubscription(partnerID, id string) (Subscription, error)
+	// RepairSubscriptions makes the indexes agree with the subscriptions
+	// (uniqueness entries naming no subscription, wrong counts) and says
+	// how many entries it fixed; a backend whose indexes cannot disagree
+	// returns zeros.
+	RepairSubscriptions() (orphans, counts int, err error)
+}
+
+// QueueEntry is one queued delivery: its schedule position (SchedulePos of
+// its next attempt and its id) and its encoded record. ID, PartnerID and
+// SubscriptionID repeat what the record holds, for backends that index them.
+type QueueEntry struct {
+	Pos            []byte
+	ID             string
+	PartnerID      string
+	SubscriptionID string
+	Record         []byte
+}
+
+// SettleKind is what becomes of a delivery an attempt settled
+// (QueueStorage.Settle).
+type SettleKind uint8
+
+// Settlement kinds.
+const (
+	SettleDone  SettleKind = iota // delivered or dropped: the entry at Pos is removed
+	SettleRetry                   // the entry at Pos is replaced by Entry (a later position)
+	SettleDead                    // the entry at Pos becomes the dead letter Entry, purged after Expires
+)
+
+// Settlement is the outcome of one attempt, to be recorded.
+type Settlement struct {
+	Pos     []byte // the schedule position the delivery was read at
+	Kind    SettleKind
+	Entry   QueueEntry // SettleRetry: the new entry; SettleDead: the dead letter (Pos unused)
+	Expires time.Time  // SettleDead: when the dead letter is purged
+}
+
+// TxWrites are writes of another store of the same backend (a feed's seen
+// markers, rejected changes and cursor) that QueueStorage.Enqueue commits in
+// the same transaction as the last of its deliveries: all of them or none.
+// A queue given writes of another backend fails and writes nothing.
+type TxWrites interface {
+	// Backend names the backend whose transaction applies them.
+	Backend() string
+}
+
+// QueueStorage is the durable schedule of deliveries, ordered by position
+// (next attempt time, then id).
+type QueueStorage interface {
+	// Enqueue makes entries durable (fsynced when it returns nil) and
+	// commits with (may be nil) in the same transaction as the last of
+	// them. Entries that do not fit one transaction are split over several,
+	// in order; with goes with the last, so it is never committed before
+	// every entry is.
+	Enqueue(entries []QueueEntry, with TxWrites) error
+	// ReadSchedule opens a reader over the schedule (a snapshot, or a
+	// view that may show writes made while it is open). The caller closes
+	// it.
+	ReadSchedule() (ScheduleReader, error)
+	// Settle records the outcomes of a batch of attempts, as few
+	// transactions as possible; done[i] tells whether batch[i] was
+	// committed (an unrecorded one stays at its old position). The error
+	// describes the failures, if any.
+	Settle(batch []Settlement, done []bool) error
+	// Quarantine moves the entries at positions (whose records do not
+	// decode) out of the schedule to a place where they are kept aside,
+	// and returns how many it moved.
+	Quarantine(positions [][]byte) (int, error)
+	// Depth counts the queued entries and the dead letters.
+	Depth() (queued, dead int64, err error)
+}
+
+// ScheduleReader iterates the schedule in position order.
+// It is used by one goroutine at a time.
+type ScheduleReader interface {
+	// Seek moves to the first entry at or after pos (nil: the first).
+	Seek(pos []byte)
+	Valid() bool
+	Next()
+	// Pos returns the current entry's position, a copy the caller keeps.
+	Pos() []byte
+	// Value calls fn with the current entry's record, valid during fn only.
+	Value(fn func(record []byte) error) error
+	Close()
+}
+
+// DeadLetterStorage keeps the deliveries that ran out of attempts until
+// they expire.
+type DeadLetterStorage interface {
+	// ScanDead calls fn with each dead letter's record, soonest expiry
+	// first, until fn returns false or an error.
+	ScanDead(fn func(record []byte) (bool, error)) error
+	// GetDead returns the record of dead letter id, or ErrNotFound.
+	GetDead(id string) ([]byte, error)
+	// Revive moves dead letters back to the queue: for each, if dead
+	// letter ID (expiring at Expires) still exists, it is removed and Entry
+	// queued, atomically; those gone meanwhile are skipped. It returns how
+	// many it moved.
+	Revive(items []Revival) (int, error)
+	// PurgeDead deletes at most limit dead letters that expired at or
+	// before now, soonest first, and returns how many.
+	PurgeDead(now time.Time, limit int) (int, error)
+}
+
+// Revival is one dead letter to queue again.
+type Revival struct {
+	ID      string
+	Expires time.Time // its expiry, as settled
+	Entry   QueueEntry
+}
+
+// Maintainer is implemented by a backend that wants periodic upkeep
+// (Badger's value-log GC): the service calls Maintain every ten minutes
+// while it runs; Maintain returns soon after ctx ends.
+type Maintainer interface {
+	Maintain(ctx context.Context)
+}
+
+// SchedulePos is the schedule position of a delivery id due at t: 8 bytes
+// of big-endian Unix nanoseconds (negative times as 0), then the id. Byte
+// order is (time, id) order.
+func SchedulePos(t time.Time, id string) []byte {
+	k := make([]byte, 0, 8+len(id))
+	k = binary.BigEndian.AppendUint64(k, uint64(max(t.UnixNano(), 0)))
+	return append(k, id...)
+}
+
+// ParseSchedulePos splits a position back into its time and id.
+func ParseSchedulePos(pos []byte) (time.Time, string, bool) {
+	if len(pos) < 8 {
+		return time.Time{}, "", false
+	}
+	return time.Unix(0, int64(binary.BigEndian.Uint64(pos))), string(pos[8:]), true
+}
