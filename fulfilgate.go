@@ -16,4 +16,6 @@ import (
 	// The Caddy glue: the fulfilment app, its HTTP handlers, Caddyfile
 	// support, admin API routes and CLI subcommands.
 	_ "github.com/fulfilgate/fulfilgate/caddymodule"
+	// The fulfilment.storage.postgres module: state in PostgreSQL.
+	_ "github.com/fulfilgate/fulfilgate/caddymodule/pgstorage"
 )

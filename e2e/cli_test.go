@@ -210,7 +210,9 @@ func TestCLIFeedResetForgetSeenKeepsHookIDs(t *testing.T) {
 	e := startFeedEnv(t, "", "interval 100ms")
 	want := countOf(driveLife(e, "partner-cons", true))
 	waitExact(t, e.cons, "before the reset", want, 20*time.Second)
+	e.cons.mu.Lock()
 	before := len(e.cons.got)
+	e.cons.mu.Unlock()
 
 	out, code := cliIn(t, e.g.Dir, e.g.Env, "fulfilment", "feeds", "reset", "wms", "--forget-seen", "--address", e.g.Admin)
 	if code == 0 || !strings.Contains(out, "--yes") {

@@ -22,6 +22,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fulfilgate/fulfilgate/storage/pgstore/pgtest"
+
 	// The tests run the gateway as a separate binary, so go test cannot see
 	// that their results depend on its code. Importing the same packages the
 	// binary is built from makes the e2e test binary (and so go test's cache
@@ -41,7 +43,7 @@ func TestMain(m *testing.M) {
 func runMain(m *testing.M) int {
 	if bin := os.Getenv("FULFILGATE_CADDY"); bin != "" {
 		caddyBin = bin
-		return m.Run()
+		return pgtest.Run(m)
 	}
 	dir, err := os.MkdirTemp("", "fulfilgate-e2e-bin-")
 	if err != nil {
@@ -64,7 +66,7 @@ func runMain(m *testing.M) int {
 		fmt.Fprintln(os.Stderr, "building the gateway:", err)
 		return 1
 	}
-	return m.Run()
+	return pgtest.Run(m) // with a PostgreSQL cluster for the tests that ask for one
 }
 
 // Ports for the gateways under test come from a range below the kernel's

@@ -1,0 +1,32 @@
+package pgstore
+
+import (
+	"testing"
+
+	"github.com/fulfilgate/fulfilgate/storage/storagetest"
+	"github.com/fulfilgate/fulfilgate/webhooks/feed"
+)
+
+// backend opens the stores on dsn with a pool of its own; Reopen closes
+// the pool and opens a new one on the same database, as a restart would.
+func backend(t *testing.T, dsn string) storagetest.Backend {
+	t.Helper()
+	pool := openPool(t, dsn)
+	s := New(pool)
+	return storagetest.Backend{
+		Tokens:   s.Tokens(),
+		Webhooks: s.Webhooks(),
+		Feed:     func(name string) feed.Store { return s.Feed(name) },
+		Reopen: func(t *testing.T) storagetest.Backend {
+			t.Helper()
+			pool.Close()
+			return backend(t, dsn)
+		},
+	}
+}
+
+func TestContract(t *testing.T) {
+	storagetest.Run(t, func(t *testing.T) storagetest.Backend {
+		return backend(t, migratedPool(t).Config().ConnString())
+	})
+}

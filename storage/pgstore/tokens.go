@@ -1,0 +1,189 @@
+package pgstore
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/fulfilgate/fulfilgate/tokens"
+)
+
+// tokenStore implements tokens.Store.
+type tokenStore struct{ s *Store }
+
+func (ts *tokenStore) Pepper(generate func() ([]byte, error)) ([]byte, error) {
+	ctx, cancel := op()
+	defer cancel()
+	const get = "SELECT value FROM gateway_secrets WHERE name = 'pepper'"
+	var p []byte
+	err := ts.s.pool.QueryRow(ctx, get).Scan(&p)
+	if err == nil {
+		return p, nil
+	}
+	if !errors.Is(err, pgx.ErrNoRows) {
+		return nil, fmt.Errorf("reading the pepper: %w", err)
+	}
+	fresh, err := generate()
+	if err != nil {
+		return nil, err
+	}
+	// Instances starting at once may each generate one: the first stored
+	// wins and every one returns it.
+	if _, err := ts.s.pool.Exec(ctx, "INSERT INTO gateway_secrets (name, value) VALUES ('pepper', $1) ON CONFLICT (name) DO NOTHING", fresh); err != nil {
+		return nil, fmt.Errorf("storing the pepper: %w", err)
+	}
+	if err := ts.s.pool.QueryRow(ctx, get).Scan(&p); err != nil {
+		return nil, fmt.Errorf("reading the pepper: %w", err)
+	}
+	return p, nil
+}
+
+func (ts *tokenStore) Partners() ([]tokens.PartnerRecord, error) {
+	ctx, cancel := op()
+	defer cancel()
+	rows, _ := ts.s.pool.Query(ctx, "SELECT id, consolidation, webhook_key, disabled, created_ns FROM partners ORDER BY id")
+	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (tokens.PartnerRecord, error) {
+		var p tokens.PartnerRecord
+		var created *int64
+		err := r.Scan(&p.ID, &p.Consolidation, &p.WebhookKey, &p.Disabled, &created)
+		p.Created = fromNanos(created)
+		return p, err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("reading partners: %w", err)
+	}
+	return out, nil
+}
+
+const putPartner = `INSERT INTO partners (id, consolidation, webhook_key, disabled, created_ns) VALUES ($1, $2, $3, $4, $5)
+ON CONFLICT (id) DO UPDATE SET consolidation = excluded.consolidation, webhook_key = excluded.webhook_key,
+	disabled = excluded.disabled, created_ns = excluded.created_ns`
+
+const putClient = `INSERT INTO clients (id, partner_id, secret_hash, secret_version, opaque_version, active, created_ns)
+VALUES ($1, $2, $3, $4, $5, $6, $7)
+ON CONFLICT (id) DO UPDATE SET partner_id = excluded.partner_id, secret_hash = excluded.secret_hash,
+	secret_version = excluded.secret_version, opaque_version = excluded.opaque_version, active = excluded.active,
+	created_ns = excluded.created_ns`
+
+func queuePartner(b *pgx.Batch, p tokens.PartnerRecord) {
+	b.Queue(putPartner, p.ID, p.Consolidation, p.WebhookKey, p.Disabled, nanos(p.Created))
+}
+
+func queueClient(b *pgx.Batch, c tokens.ClientRecord) {
+	b.Queue(putClient, c.ID, c.Partner, c.Hash, c.Version, c.OpaqueVersion, c.Active, nanos(c.Created))
+}
+
+// batch sends b in a transaction.
+func (s *Store) batch(what string, b *pgx.Batch) error {
+	ctx, cancel := op()
+	defer cancel()
+	err := s.tx(ctx, func(tx pgx.Tx) error { return tx.SendBatch(ctx, b).Close() })
+	if err != nil {
+		return fmt.Errorf("%s: %w", what, err)
+	}
+	return nil
+}
+
+func (ts *tokenStore) CreatePartner(p tokens.PartnerRecord, clients ...tokens.ClientRecord) error {
+	b := &pgx.Batch{}
+	queuePartner(b, p)
+	for _, c := range clients {
+		queueClient(b, c)
+	}
+	return ts.s.batch("storing partner "+p.ID, b)
+}
+
+func (ts *tokenStore) PutPartner(p tokens.PartnerRecord) error {
+	b := &pgx.Batch{}
+	queuePartner(b, p)
+	return ts.s.batch("storing partner "+p.ID, b)
+}
+
+func (ts *tokenStore) DeletePartner(id string, clientIDs []string) error {
+	b := &pgx.Batch{}
+	b.Queue("DELETE FROM partners WHERE id = $1", id)
+	b.Queue("DELETE FROM clients WHERE id = ANY($1)", clientIDs)
+	return ts.s.batch("deleting partner "+id, b)
+}
+
+func (ts *tokenStore) StaticWebhookKeys() ([]tokens.StaticKeyRecord, error) {
+	ctx, cancel := op()
+	defer cancel()
+	rows, _ := ts.s.pool.Query(ctx, "SELECT partner_id, webhook_key, created_ns, rotated_ns FROM static_webhook_keys ORDER BY partner_id")
+	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (tokens.StaticKeyRecord, error) {
+		var k tokens.StaticKeyRecord
+		var created, rotated *int64
+		err := r.Scan(&k.Partner, &k.WebhookKey, &created, &rotated)
+		k.Created, k.Rotated = fromNanos(created), fromNanos(rotated)
+		return k, err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("reading static partners' webhook keys: %w", err)
+	}
+	return out, nil
+}
+
+func (ts *tokenStore) PutStaticWebhookKeys(recs []tokens.StaticKeyRecord) error {
+	b := &pgx.Batch{}
+	for _, k := range recs {
+		b.Queue(`INSERT INTO static_webhook_keys (partner_id, webhook_key, created_ns, rotated_ns) VALUES ($1, $2, $3, $4)
+ON CONFLICT (partner_id) DO UPDATE SET webhook_key = excluded.webhook_key, created_ns = excluded.created_ns,
+	rotated_ns = excluded.rotated_ns`, k.Partner, k.WebhookKey, nanos(k.Created), nanos(k.Rotated))
+	}
+	return ts.s.batch("storing static partners' webhook keys", b)
+}
+
+func (ts *tokenStore) Clients() ([]tokens.ClientRecord, error) {
+	ctx, cancel := op()
+	defer cancel()
+	rows, _ := ts.s.pool.Query(ctx, `SELECT id, partner_id, secret_hash, secret_version, opaque_version, active, created_ns
+FROM clients ORDER BY id`)
+	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (tokens.ClientRecord, error) {
+		var c tokens.ClientRecord
+		var created *int64
+		err := r.Scan(&c.ID, &c.Partner, &c.Hash, &c.Version, &c.OpaqueVersion, &c.Active, &created)
+		c.Created = fromNanos(created)
+		return c, err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("reading clients: %w", err)
+	}
+	return out, nil
+}
+
+func (ts *tokenStore) PutClient(c tokens.ClientRecord) error {
+	b := &pgx.Batch{}
+	queueClient(b, c)
+	return ts.s.batch("storing client "+c.ID, b)
+}
+
+func (ts *tokenStore) SigningKeys() ([]tokens.KeyRecord, error) {
+	ctx, cancel := op()
+	defer cancel()
+	rows, _ := ts.s.pool.Query(ctx, "SELECT kid, alg, material, created_ns, retired_ns FROM signing_keys ORDER BY kid")
+	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (tokens.KeyRecord, error) {
+		var k tokens.KeyRecord
+		var created, retired *int64
+		err := r.Scan(&k.KID, &k.Alg, &k.Material, &created, &retired)
+		k.Created, k.Retired = fromNanos(created), fromNanos(retired)
+		return k, err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("reading signing keys: %w", err)
+	}
+	return out, nil
+}
+
+func (ts *tokenStore) UpdateSigningKeys(put []tokens.KeyRecord, del []string) error {
+	b := &pgx.Batch{}
+	for _, k := range put {
+		b.Queue(`INSERT INTO signing_keys (kid, alg, material, created_ns, retired_ns) VALUES ($1, $2, $3, $4, $5)
+ON CONFLICT (kid) DO UPDATE SET alg = excluded.alg, material = excluded.material, created_ns = excluded.created_ns,
+	retired_ns = excluded.retired_ns`, k.KID, k.Alg, k.Material, nanos(k.Created), nanos(k.Retired))
+	}
+	if len(del) > 0 {
+		b.Queue("DELETE FROM signing_keys WHERE kid = ANY($1)", del)
+	}
+	return ts.s.batch("storing signing keys", b)
+}
