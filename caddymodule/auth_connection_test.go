@@ -24,7 +24,8 @@ func TestAuthGuardKeepsItsHeadersOutOfConnection(t *testing.T) {
 		{[]string{"X-Partner-Id"}, nil},
 		{[]string{"keep-alive, x-partner-id"}, []string{"keep-alive"}},
 		{[]string{"X-REQUEST-ID", "close"}, []string{"close"}},
-		{[]string{"x-client-id, Upgrade"}, []string{"Upgrade"}},
+		{[]string{"x-client-id, X-Custom"}, []string{"X-Custom"}},
+		{[]string{"x-client-id, Upgrade"}, nil}, // no upgrade is forwarded either
 		{[]string{"keep-alive"}, []string{"keep-alive"}},
 	} {
 		hdr := []string{"Authorization", "Bearer " + tok.AccessToken}
@@ -63,5 +64,30 @@ func TestAuthGuardRefusesHeaderNamesItCannotSet(t *testing.T) {
 	}
 	if err := (&AuthHandler{IdentityHeader: "X-Tenant", RequestIDHeader: "X-Correlation-Id", StripHeaders: []string{"X-Wms-User"}}).Validate(); err != nil {
 		t.Errorf("valid names refused: %v", err)
+	}
+}
+
+// The guard passes on neither a protocol upgrade nor trailers: an upgrade
+// the upstream accepted would carry any request with any identity, and
+// trailers arrive after the guard ran.
+func TestAuthGuardForwardsNoUpgradeNorTrailers(t *testing.T) {
+	a := startTokensApp(t, testTokensConfig())
+	h, _ := newAuthHandler(t, a, &AuthHandler{})
+	tok, err := a.tokenService().Token(mustAuth(a))
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, seen := serveAuth(t, h, "Authorization", "Bearer "+tok.AccessToken,
+		"Connection", "keep-alive, Upgrade, HTTP2-Settings", "Upgrade", "h2c", "Trailer", "X-Partner-Id")
+	if w.Code != http.StatusTeapot || !seen.called {
+		t.Fatalf("%d %s, want the request passed on", w.Code, w.Body)
+	}
+	for _, name := range []string{"Upgrade", "Trailer"} {
+		if v, ok := seen.header[name]; ok {
+			t.Errorf("next saw %s %q, want none", name, v)
+		}
+	}
+	if got := seen.header["Connection"]; !reflect.DeepEqual(got, []string{"keep-alive, HTTP2-Settings"}) {
+		t.Errorf("next saw Connection %q, want [\"keep-alive, HTTP2-Settings\"]", got)
 	}
 }

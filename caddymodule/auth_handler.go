@@ -29,6 +29,8 @@ func init() {
 //     strip_headers taken out of the Connection header, so that no proxy
 //     after the guard removes the headers the guard set as hop-by-hop
 //     headers (the caller's headers of those names are gone already);
+//   - no protocol upgrade (Upgrade) and no trailers, so that nothing the
+//     caller sends after the guard ran reaches the upstream;
 //   - the verified identity attached to the request's context (the
 //     variable fulfilment.partner_id holds a value only the guard can make):
 //     fulfilment_version forwards a request only with that identity;
@@ -183,6 +185,7 @@ func (h *AuthHandler) ServeHTTP(w http.ResponseWriter, r *http.Request, next cad
 	if _, ok := r.Header["Connection"]; ok {
 		dropConnectionTokens(r.Header, h.protected)
 	}
+	dropUpgradeAndTrailers(r)
 	if vars != nil {
 		vars[partnerIDVar] = verifiedPartner{id: id.PartnerID, guard: h}
 		vars[clientIDVar] = id.ClientID

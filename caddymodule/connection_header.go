@@ -112,3 +112,29 @@ func validHeaderName(name string) bool {
 	}
 	return true
 }
+
+// upgradeTokens is the Connection token that asks for a protocol upgrade.
+var upgradeTokens = []string{"Upgrade"}
+
+// dropUpgradeAndTrailers keeps r a plain request to forward: no protocol
+// upgrade and no trailers. An upgrade the upstream accepted (101, e.g. to
+// h2c or websocket) would make the proxy copy bytes both ways, so the
+// caller could send the upstream any request on that connection with any
+// identity; trailers arrive after the guard ran, and a trailer named like
+// the identity header would reach the upstream unchecked. The interface
+// uses neither. A server may ignore Upgrade (RFC 9110 §7.8), so the request
+// is answered as if it had not asked.
+func dropUpgradeAndTrailers(r *http.Request) {
+	if r.Trailer != nil {
+		r.Trailer = nil
+	}
+	if _, ok := r.Header["Trailer"]; ok {
+		delete(r.Header, "Trailer")
+	}
+	if _, ok := r.Header["Upgrade"]; ok {
+		delete(r.Header, "Upgrade")
+	}
+	if _, ok := r.Header["Connection"]; ok {
+		dropConnectionTokens(r.Header, upgradeTokens)
+	}
+}

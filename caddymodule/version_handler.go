@@ -42,7 +42,9 @@ func init() {
 // the same request (a value in the request's context, never a header): it
 // sets the guard's identity header to that partner id, replacing whatever is
 // there, and keeps the guard's header names out of Connection, so that the
-// proxy after it can neither lose nor replace the identity.
+// proxy after it can neither lose nor replace the identity; and it forwards
+// neither a protocol upgrade nor trailers (see dropUpgradeAndTrailers), nor
+// a header that overrides the method or path (overrideHeaders).
 //
 // A deprecated version's responses carry Deprecation (RFC 9745, "@<unix>"),
 // Sunset (RFC 8594, HTTP-date) and Link rel="successor-version" headers.
@@ -59,6 +61,8 @@ func init() {
 //	                     pass_unmapped is set)
 //	405 method-not-allowed  a method the version does not serve (methods;
 //	                     default GET and HEAD), with Allow listing those it does
+//	400 invalid-request  a GET or HEAD request with content (a Content-Length
+//	                     other than 0, or a chunked body)
 //	500 misconfigured    no identity from fulfilment_auth: the guard did not run
 //	                     before this handler (checked first, for every request)
 //
@@ -275,6 +279,12 @@ func (h *VersionHandler) ServeHTTP(w http.ResponseWriter, r *http.Request, next 
 			"this method is not served here; the Allow header lists the methods that are")
 		return nil
 	}
+	if r.ContentLength != 0 && (r.Method == http.MethodGet || r.Method == http.MethodHead) {
+		// Content on a GET or HEAD has no meaning, and an upstream that
+		// ignores it would read it as the next request on the connection.
+		writeProblem(w, http.StatusBadRequest, "invalid-request", "a GET or HEAD request must not carry content")
+		return nil
+	}
 	if ce := h.logger.Check(zapcore.DebugLevel, "fulfilment path mapped"); ce != nil {
 		ce.Write(zap.String("version", v.Name), zap.String("resource", m.Resource),
 			zap.String("upstream_path", m.RawPath), requestIDField(r))
@@ -287,7 +297,22 @@ func (h *VersionHandler) ServeHTTP(w http.ResponseWriter, r *http.Request, next 
 		r.URL.RawPath = m.RawPath
 	}
 	id.guard.forwardIdentity(r.Header, id.id)
+	dropUpgradeAndTrailers(r)
+	for _, name := range overrideHeaders {
+		if _, ok := r.Header[name]; ok {
+			delete(r.Header, name)
+		}
+	}
 	return serveAsProblems(w, r, next, h.logger)
+}
+
+// overrideHeaders (canonical names) ask many server frameworks to take
+// another method or path than the request line's: passed on, they would
+// run a method the version does not serve, or reach a path no resource
+// maps, past the checks above. They are never forwarded.
+var overrideHeaders = []string{
+	"X-Http-Method-Override", "X-Http-Method", "X-Method-Override", "X-Original-Method",
+	"X-Original-Url", "X-Rewrite-Url",
 }
 
 // refuseUnverified answers a request that reached the handler without the

@@ -294,3 +294,38 @@ func TestHostileTokenLongerThanTheLifetime(t *testing.T) {
 	}
 	g.noPanic(t)
 }
+
+// A client id is matched exactly: another spelling of it (case, spaces,
+// the form's "+" and "%20" for a space, a NUL) gets no token even with the
+// right secret, in the form body or in Basic. So spelling variants cannot
+// stand for the client, and failures under them only spend the caller's
+// address budget.
+func TestHostileTokenClientIDSpellings(t *testing.T) {
+	t.Parallel()
+	g := startRepoGateway(t, repoCaddyfile(t))
+	ep := g.Base + "/api/auth/token"
+	form := "application/x-www-form-urlencoded"
+	spellings := []string{"GLOBEX-DEMO-CLIENT", "Globex-demo-client", " " + globexClientID, globexClientID + " ", globexClientID + "\t"}
+	for _, id := range spellings {
+		status, h, body := do(t, http.MethodPost, ep, nil, "Authorization", basicAuth(id, globexClientSecret))
+		if status == http.StatusOK {
+			t.Errorf("Basic client id %q with the right secret: 200 %s, want no token", id, body)
+		} else if status != http.StatusTooManyRequests {
+			oauthError(t, fmt.Sprintf("Basic client id %q", id), status, h, body, 401, "invalid_client")
+		}
+	}
+	for _, enc := range []string{"GLOBEX-demo-client", globexClientID + "+", globexClientID + "%20", "%20" + globexClientID, globexClientID + "%00"} {
+		body := "grant_type=client_credentials&client_id=" + enc + "&client_secret=" + globexClientSecret
+		status, h, b := do(t, http.MethodPost, ep, strings.NewReader(body), "Content-Type", form)
+		if status == http.StatusOK {
+			t.Errorf("form client_id %q with the right secret: 200 %s, want no token", enc, b)
+		} else if status != http.StatusTooManyRequests && status != http.StatusBadRequest {
+			oauthError(t, fmt.Sprintf("form client_id %q", enc), status, h, b, 401, "invalid_client")
+		}
+	}
+	if _, err := oauthToken(g.Base, globexClientID, globexClientSecret); err != nil {
+		t.Errorf("the exact client id afterwards: %v, want a token", err)
+	}
+	g.noPanic(t)
+	g.notInLogs(t, globexClientSecret)
+}

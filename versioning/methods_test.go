@@ -77,3 +77,20 @@ func TestNewRefusesBadMethods(t *testing.T) {
 		t.Errorf("upper-case tokens refused: %v", err)
 	}
 }
+
+// CONNECT opens a tunnel: answered 2xx by the upstream (or, over HTTP/2,
+// as a websocket the proxy turns into an upgrade), the proxy copies bytes
+// both ways, and the partner could send the upstream any request with any
+// identity. No configuration may serve it.
+func TestNewRefusesCONNECT(t *testing.T) {
+	v := []Version{{Name: "v1", Expose: []string{"a"}}}
+	for name, cfg := range map[string]Config{
+		"shared":     {Methods: []string{"GET", "CONNECT"}, Versions: v},
+		"of version": {Versions: []Version{{Name: "v1", Expose: []string{"a"}, Methods: []string{"CONNECT"}}}},
+	} {
+		_, err := New(cfg)
+		if err == nil || !strings.Contains(err.Error(), `"CONNECT"`) || !strings.Contains(err.Error(), "tunnel") {
+			t.Errorf("%s: New() error = %v, want a refusal of CONNECT saying it opens a tunnel", name, err)
+		}
+	}
+}

@@ -293,6 +293,12 @@ func checkMethods(version string, methods []string) error {
 		if !isMethod(m) {
 			return fmt.Errorf("%s: %q is not a method name: methods are case-sensitive tokens, the standard ones upper case (GET, POST)", where, m)
 		}
+		if m == "CONNECT" {
+			// A proxied CONNECT (or an HTTP/2 websocket CONNECT, which the
+			// proxy turns into an upgrade) becomes a tunnel to the upstream
+			// that carries any request with any identity.
+			return fmt.Errorf("%s: %q cannot be served: it opens a tunnel to the upstream, past the identity the gateway sets", where, m)
+		}
 		for _, o := range methods[:i] {
 			if o == m {
 				return fmt.Errorf("%s: %q given twice", where, m)

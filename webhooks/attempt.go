@@ -20,6 +20,11 @@ import (
 // discarded) so the connection can be reused; the rest is not read.
 const maxResponseRead = 64 << 10
 
+// maxResponseHeaders is how many bytes of a receiver's response headers are
+// read; an answer with more is a failed attempt. (net/http's default, 10
+// MiB, would let each receiver make every worker hold that much.)
+const maxResponseHeaders = 64 << 10
+
 // newHTTPClient is the default delivery client: it dials through the SSRF
 // policy (the address actually dialled is checked), uses no proxy (a proxy
 // would hide the real destination from the check), and follows no redirects
@@ -27,14 +32,15 @@ const maxResponseRead = 64 << 10
 func newHTTPClient(p *NetPolicy, perHost int) *http.Client {
 	d := &net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second, Control: p.Control}
 	tr := &http.Transport{
-		Proxy:               nil,
-		DialContext:         d.DialContext,
-		ForceAttemptHTTP2:   true,
-		MaxIdleConns:        1024,
-		MaxIdleConnsPerHost: max(perHost, 2),
-		IdleConnTimeout:     90 * time.Second,
-		TLSHandshakeTimeout: 10 * time.Second,
-		DisableCompression:  true,
+		Proxy:                  nil,
+		DialContext:            d.DialContext,
+		ForceAttemptHTTP2:      true,
+		MaxIdleConns:           1024,
+		MaxIdleConnsPerHost:    max(perHost, 2),
+		IdleConnTimeout:        90 * time.Second,
+		TLSHandshakeTimeout:    10 * time.Second,
+		MaxResponseHeaderBytes: maxResponseHeaders,
+		DisableCompression:     true,
 	}
 	return &http.Client{Transport: tr, CheckRedirect: func(*http.Request, []*http.Request) error {
 		return http.ErrUseLastResponse

@@ -131,3 +131,20 @@ func TestParseEncryptionKey(t *testing.T) {
 		}
 	}
 }
+
+// A key that decodes to the right length but was typed, not generated (all
+// zeros, a word repeated), protects nothing: it is refused, saying so.
+func TestParseEncryptionKeyRefusesPatterns(t *testing.T) {
+	for _, in := range []string{
+		"00000000000000000000000000000000",                                 // AES-128, all zeros
+		"0000000000000000000000000000000000000000000000000000000000000000", // AES-256, all zeros
+		"passwordpasswordpasswordpassword",                                 // Base64 of 24 bytes
+		"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA",                      // Base64 of 32 zero bytes
+		"abcdefabcdefabcdefabcdefabcdefab",                                 // hex, a repeated part
+	} {
+		_, err := ParseEncryptionKey(in)
+		if err == nil || !strings.Contains(err.Error(), "random") {
+			t.Errorf("ParseEncryptionKey(%q) = %v, want a refusal saying the key must be random", in, err)
+		}
+	}
+}
