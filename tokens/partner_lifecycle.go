@@ -3,13 +3,22 @@ package tokens
 // SetPartnerActive disables (or enables again) a partner created through
 // the admin API. A disabled partner's clients get no token, and every token
 // they hold is refused at once (verification checks the partner each time).
-// A partner from the configuration is changed there (ErrStatic).
+// Disabling also gives each of its clients a new version, so the tokens
+// they held stay refused once the partner is enabled again. A partner from
+// the configuration is changed there (ErrStatic).
 func (s *Service) SetPartnerActive(id string, active bool) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	old, err := s.dynamicPartner(id)
 	if err != nil {
 		return err
+	}
+	if !active {
+		// The clients first: a failure after them leaves the old tokens
+		// refused, never a disabled partner whose tokens come back.
+		if err := s.renewClientVersions(id); err != nil {
+			return err
+		}
 	}
 	p := *old
 	p.Disabled = !active
@@ -50,6 +59,26 @@ func (s *Service) DeletePartner(id string) error {
 	delete(s.dynPartners, id)
 	s.publish()
 	s.log.Info("partner deleted", zapPartner(id))
+	return nil
+}
+
+// renewClientVersions gives each client of the partner a new version,
+// which refuses every token issued to it before. Called with mu held.
+func (s *Service) renewClientVersions(partnerID string) error {
+	for _, old := range s.dynClients {
+		if old.PartnerID != partnerID {
+			continue
+		}
+		c := *old
+		version, err := newClientVersion(s.rand)
+		if err != nil {
+			return err
+		}
+		c.version, c.legacySV = version, ""
+		if err := s.putClient(&c); err != nil {
+			return err
+		}
+	}
 	return nil
 }
 

@@ -38,6 +38,7 @@ func TestDisabledPartnerIsRefusedAtOnce(t *testing.T) {
 	if _, err := s.Verify(again.AccessToken); err != nil {
 		t.Fatalf("a new token after enabling again: %v", err)
 	}
+	wantFault(t, s, "token issued before the partner's disable, after enabling it again", tok.AccessToken, FaultInvalid)
 }
 
 // Deleting a partner refuses its tokens at once, forgets it and its
