@@ -12,7 +12,7 @@ import (
 const (
 	benchPartner = "partner-acme"
 	benchClient  = "bench-client"
-	benchSecret  = "bench-secret-0123456789abcdefghijklmnopqrstuvwxyz"
+	benchSecret  = "bench-secret-rr9C9ucXEeNo7d98cAe8YDrhia1Ojn2J07HNRr-Mz8Y"
 )
 
 // ports are the listeners of one measurement: the gateway's admin API, its

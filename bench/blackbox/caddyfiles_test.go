@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/caddyserver/caddy/v2"
 	"github.com/caddyserver/caddy/v2/caddyconfig"
 	_ "github.com/caddyserver/caddy/v2/caddyconfig/httpcaddyfile"
 	_ "github.com/caddyserver/caddy/v2/modules/standard"
@@ -86,4 +87,23 @@ func siteRoutes(t *testing.T, caddyfile, listen string) []any {
 	}
 	t.Fatalf("no server listens on %s in:\n%s", listen, cfg)
 	return nil
+}
+
+// The gateway accepts the benchmark's configuration: a benchmark whose
+// gateway refuses to start (say, a client secret the gateway finds too
+// weak) measures nothing.
+func TestGatewayCaddyfileIsValid(t *testing.T) {
+	t.Setenv("WMS_PORT", "9")
+	cf := gatewayCaddyfile(ports{admin: 1, protected: 3, bare: 4, wms: 9}, t.TempDir(), true)
+	raw, _, err := caddyconfig.GetAdapter("caddyfile").Adapt([]byte(cf), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cfg caddy.Config
+	if err := json.Unmarshal(raw, &cfg); err != nil {
+		t.Fatal(err)
+	}
+	if err := caddy.Validate(&cfg); err != nil {
+		t.Fatalf("the gateway refuses the benchmark's configuration: %v", err)
+	}
 }
