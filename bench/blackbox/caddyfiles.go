@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"path/filepath"
 	"strings"
+
+	"github.com/fulfilgate/fulfilgate/bench/internal/benchgw"
 )
 
 // The benchmark partner is the demo's partner-acme (so the simulator's
@@ -11,8 +13,8 @@ import (
 // gateway only.
 const (
 	benchPartner = "partner-acme"
-	benchClient  = "bench-client"
-	benchSecret  = "bench-secret-rr9C9ucXEeNo7d98cAe8YDrhia1Ojn2J07HNRr-Mz8Y"
+	benchClient  = benchgw.Client
+	benchSecret  = benchgw.Secret
 )
 
 // ports are the listeners of one measurement: the gateway's admin API, its

@@ -56,6 +56,8 @@ import (
 	"os/exec"
 	"path/filepath"
 	"time"
+
+	"github.com/fulfilgate/fulfilgate/bench/internal/benchgw"
 )
 
 // config is what the flags chose.
@@ -193,7 +195,7 @@ func (g *gateway) stop() {
 // (under wrapper, if any), with the decomposition's sites if asked,
 // fetches a token and checks both sides answer alike.
 func startProcesses(bin, dir string, sameProcess, decompose bool, wrapper, env []string) (*gateway, error) {
-	free, err := freePorts(4 + len(decomposition))
+	free, err := benchgw.FreePorts(4 + len(decomposition))
 	if err != nil {
 		return nil, err
 	}
@@ -231,7 +233,7 @@ func startProcesses(bin, dir string, sameProcess, decompose bool, wrapper, env [
 	if err := g.proc.waitStatus(tokenURL, http.StatusMethodNotAllowed, within); err != nil {
 		return fail(fmt.Errorf("the gateway: %w", err))
 	}
-	token, err := fetchToken(tokenURL)
+	token, err := benchgw.FetchToken(tokenURL)
 	if err != nil {
 		return fail(err)
 	}

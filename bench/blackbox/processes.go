@@ -1,15 +1,12 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strings"
 	"syscall"
 	"time"
 )
@@ -112,49 +109,6 @@ func buildGateway(out string) error {
 		return fmt.Errorf("building the gateway (run from the repository root): %w", err)
 	}
 	return nil
-}
-
-// fetchToken gets an access token with HTTP Basic client authentication.
-func fetchToken(tokenURL string) (string, error) {
-	req, err := http.NewRequest(http.MethodPost, tokenURL, strings.NewReader("grant_type=client_credentials"))
-	if err != nil {
-		return "", err
-	}
-	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-	req.SetBasicAuth(benchClient, benchSecret)
-	client := &http.Client{Transport: &http.Transport{DisableKeepAlives: true}}
-	resp, err := client.Do(req)
-	if err != nil {
-		return "", err
-	}
-	defer resp.Body.Close()
-	var tr struct {
-		AccessToken string `json:"access_token"`
-	}
-	if err := json.NewDecoder(resp.Body).Decode(&tr); err != nil || resp.StatusCode != http.StatusOK || tr.AccessToken == "" {
-		return "", fmt.Errorf("token: status %d, %v", resp.StatusCode, err)
-	}
-	return tr.AccessToken, nil
-}
-
-// freePorts returns n TCP ports on 127.0.0.1 that were free a moment ago.
-func freePorts(n int) ([]int, error) {
-	var ports []int
-	var ls []net.Listener
-	defer func() {
-		for _, l := range ls {
-			l.Close()
-		}
-	}()
-	for range n {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			return nil, err
-		}
-		ls = append(ls, l)
-		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
-	}
-	return ports, nil
 }
 
 // side is one of the two things compared: its name and the request its

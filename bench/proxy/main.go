@@ -47,12 +47,10 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -64,6 +62,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/fulfilgate/fulfilgate/bench/internal/benchgw"
 	"github.com/fulfilgate/fulfilgate/bench/internal/procstat"
 )
 
@@ -208,7 +207,7 @@ func session(caddyBin, dir string, rounds int, duration time.Duration, workers i
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, err
 	}
-	free, err := freePorts(len(servers))
+	free, err := benchgw.FreePorts(len(servers))
 	if err != nil {
 		return nil, err
 	}
@@ -248,7 +247,7 @@ func session(caddyBin, dir string, rounds int, duration time.Duration, workers i
 		b, _ := os.ReadFile(logs.Name())
 		return nil, fmt.Errorf("protected site not ready: %v\n%s", err, b)
 	}
-	token, err := fetchToken(tokenURL)
+	token, err := benchgw.FetchToken(tokenURL)
 	if err != nil {
 		b, _ := os.ReadFile(logs.Name())
 		return nil, fmt.Errorf("%v\n%s", err, b)
@@ -563,33 +562,9 @@ func indent(lines ...string) string {
 
 // The benchmark partner's credentials (for this throw-away gateway only).
 const (
-	benchClient = "bench-client"
-	benchSecret = "bench-secret-rr9C9ucXEeNo7d98cAe8YDrhia1Ojn2J07HNRr-Mz8Y"
+	benchClient = benchgw.Client
+	benchSecret = benchgw.Secret
 )
-
-// fetchToken gets an access token with HTTP Basic client authentication.
-func fetchToken(tokenURL string) (string, error) {
-	req, err := http.NewRequest(http.MethodPost, tokenURL, strings.NewReader("grant_type=client_credentials"))
-	if err != nil {
-		return "", err
-	}
-	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-	req.SetBasicAuth(benchClient, benchSecret)
-	// A fresh connection: the readiness probe's 405 closed its own.
-	client := &http.Client{Transport: &http.Transport{DisableKeepAlives: true}}
-	resp, err := client.Do(req)
-	if err != nil {
-		return "", err
-	}
-	defer resp.Body.Close()
-	var tr struct {
-		AccessToken string `json:"access_token"`
-	}
-	if err := json.NewDecoder(resp.Body).Decode(&tr); err != nil || resp.StatusCode != http.StatusOK || tr.AccessToken == "" {
-		return "", fmt.Errorf("token: status %d, %v", resp.StatusCode, err)
-	}
-	return tr.AccessToken, nil
-}
 
 // findBinary returns the binary to run: the flag, or a fresh build of
 // ./cmd/fulfilgate (so the figures are always for the working tree).
@@ -624,24 +599,4 @@ func waitStatus(url string, status int, within time.Duration) error {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-}
-
-// freePorts returns n TCP ports on 127.0.0.1 that were free a moment ago.
-func freePorts(n int) ([]int, error) {
-	var ports []int
-	var ls []net.Listener
-	defer func() {
-		for _, l := range ls {
-			l.Close()
-		}
-	}()
-	for range n {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			return nil, err
-		}
-		ls = append(ls, l)
-		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
-	}
-	return ports, nil
 }

@@ -18,12 +18,13 @@ import (
 	_ "github.com/caddyserver/caddy/v2/modules/standard"
 
 	_ "github.com/fulfilgate/fulfilgate"
+	"github.com/fulfilgate/fulfilgate/bench/internal/benchgw"
 	"github.com/fulfilgate/fulfilgate/bench/internal/loadtest"
 )
 
 const (
-	benchClient = "bench-client"
-	benchSecret = "bench-secret-rr9C9ucXEeNo7d98cAe8YDrhia1Ojn2J07HNRr-Mz8Y"
+	benchClient = benchgw.Client
+	benchSecret = benchgw.Secret
 )
 
 // gatewayConfig is a gateway on port with the token endpoint, a static
