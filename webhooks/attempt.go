@@ -164,7 +164,7 @@ func (s *Service) run(d *delivery, oldKey []byte, tgt string) {
 
 	cfg := s.cur() // the whole attempt, and its outcome, use these settings
 	r := ackResult{d: d, oldKey: oldKey, retention: cfg.opts.DeadRetention}
-	if sub, ok := s.subs.lookup(d.SubscriptionID); !ok || sub.PartnerID != d.PartnerID {
+	if !s.subs.known(d.SubscriptionID, d.PartnerID) {
 		r.outcome = OutcomeDropped
 	} else {
 		n := d.Attempts + 1

@@ -58,13 +58,33 @@ func New(opts Options) (*Service, error) {
 		acks: make(chan ackResult, 4*cfg.opts.Workers), committerDone: make(chan struct{}),
 		stopCommit: make(chan struct{})}
 	s.cfg.Store(cfg)
-	if s.subs, err = newSubscriptionStore(s.store, &s.cfg); err != nil {
+	s.ctx, s.cancel = context.WithCancel(context.Background())
+	// A shared storage's changes are followed from before the
+	// subscriptions are read, so that none made meanwhile is missed.
+	notifier, shared := s.store.(ChangeNotifier)
+	var changes <-chan Change
+	if shared {
+		if changes, err = notifier.Changes(s.ctx); err != nil {
+			s.cancel()
+			return nil, fmt.Errorf("webhooks: following the storage's changes: %w", err)
+		}
+	}
+	if s.subs, err = newSubscriptionStore(s.store, &s.cfg, shared); err != nil {
+		s.cancel()
 		return nil, err
 	}
-	s.ctx, s.cancel = context.WithCancel(context.Background())
 	s.sched.init()
 	if err := s.recount(); err != nil {
+		s.cancel()
 		return nil, err
+	}
+	if shared {
+		interval := opts.RefreshInterval
+		if interval <= 0 {
+			interval = DefaultRefreshInterval
+		}
+		s.loops.Add(1)
+		go s.follow(changes, interval)
 	}
 	go s.committer()
 	return s, nil

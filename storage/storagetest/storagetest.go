@@ -51,8 +51,8 @@ func Run(t *testing.T, open Opener) {
 // subscriptions', the queue's, the dead letters' and the feed store's.
 func Behaviours() []Behaviour {
 	var all []Behaviour
-	for _, part := range [][]Behaviour{tokenBehaviours, subscriptionBehaviours, queueBehaviours,
-		deadLetterBehaviours, feedBehaviours} {
+	for _, part := range [][]Behaviour{tokenBehaviours, keyBehaviours, subscriptionBehaviours, queueBehaviours,
+		deadLetterBehaviours, feedBehaviours, changeBehaviours} {
 		all = append(all, part...)
 	}
 	return all

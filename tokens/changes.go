@@ -1,0 +1,117 @@
+package tokens
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"go.uber.org/zap"
+)
+
+// Change names what was changed in a store that several gateway instances
+// share, so that each instance reloads it (Service.Refresh).
+type Change uint8
+
+// Kinds of change; a notification may carry several.
+const (
+	// ChangePartners: partners, clients or the generated webhook keys of
+	// static partners.
+	ChangePartners Change = 1 << iota
+	// ChangeKeys: the generated signing keys.
+	ChangeKeys
+	// ChangeAll: anything may have changed (after the notifications were
+	// interrupted, they may have been lost).
+	ChangeAll = ChangePartners | ChangeKeys
+)
+
+// ChangeNotifier is implemented by a Store that several gateway instances
+// share (PostgreSQL). Changes returns once it listens: the channel then
+// receives the kinds of every committed change, by any instance, coalesced
+// while the reader is busy, and ChangeAll after the notifications were
+// interrupted. It is closed when ctx ends. A store used by one process only
+// (Badger) does not implement it: the service's own changes are all there
+// is.
+type ChangeNotifier interface {
+	Changes(ctx context.Context) (<-chan Change, error)
+}
+
+// DefaultRefreshInterval is how often a service on a shared store reloads
+// its state even without a notification: the safety net under the
+// notifications.
+const DefaultRefreshInterval = 30 * time.Second
+
+// follow reloads the state on every change notification and every
+// interval, until the service closes.
+func (s *Service) follow(changes <-chan Change, interval time.Duration) {
+	defer close(s.followDone)
+	tick := time.NewTicker(interval)
+	defer tick.Stop()
+	for {
+		var c Change
+		select {
+		case <-s.stop.Done():
+			return
+		case ch, ok := <-changes:
+			if !ok {
+				return
+			}
+			c = ch
+		case <-tick.C:
+			c = ChangeAll
+		}
+		if err := s.Refresh(); err != nil {
+			s.log.Warn("reloading partners, clients and keys from the store failed; the next change or the periodic refresh tries again",
+				zap.Uint8("change", uint8(c)), zap.Error(err))
+		}
+	}
+}
+
+// Refresh reloads partners, clients, generated signing keys and static
+// partners' generated webhook keys from the store, as another instance
+// sharing it may have changed them, and swaps them in at once: requests in
+// flight keep the snapshot they read. What the configuration sets (static
+// partners and clients, configured keys, settings) is kept. On error
+// nothing changes.
+func (s *Service) Refresh() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	st, err := s.readState()
+	if err != nil {
+		return err
+	}
+	s.dynPartners, s.dynClients, s.genKeys, s.staticKeys = st.partners, st.clients, st.keys, st.staticKeys
+	for id := range s.static.partners {
+		if _, clash := s.dynPartners[id]; clash {
+			s.log.Warn("a partner created through the admin API of another instance has the id of a partner of this configuration; the configuration's wins here",
+				zapPartner(id))
+		}
+	}
+	s.static = s.withKeptKeys(s.static)
+	if s.configured && len(s.cfg.Keys) == 0 {
+		r, err := s.generatedRing(s.cfg.Algorithm, false)
+		if err != nil {
+			return fmt.Errorf("reloading signing keys: %w", err)
+		}
+		s.ring.Store(r)
+	}
+	s.publish()
+	return nil
+}
+
+// withKeptKeys returns static with each partner whose webhook key is
+// generated given its kept key (s.staticKeys), sharing what is unchanged.
+// Called with mu held.
+func (s *Service) withKeptKeys(static *registry) *registry {
+	out := &registry{partners: make(map[string]*Partner, len(static.partners)), clients: static.clients}
+	for id, p := range static.partners {
+		rec, ok := s.staticKeys[id]
+		if p.keySource != KeySourceGenerated || !ok || string(p.WebhookKey) == rec.WebhookKey {
+			out.partners[id] = p
+			continue
+		}
+		np := *p
+		np.WebhookKey = []byte(rec.WebhookKey)
+		out.partners[id] = &np
+	}
+	return out
+}
