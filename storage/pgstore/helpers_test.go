@@ -2,6 +2,10 @@ package pgstore
 
 import (
 	"context"
+	"net/http"
+	"net/http/httptest"
+	"net/netip"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -146,4 +150,50 @@ WHERE datname = current_database() AND query LIKE 'LISTEN %' AND pid <> pg_backe
 	if err != nil || n == 0 {
 		t.Fatalf("terminating the listeners: %d ended, %v; want at least one", n, err)
 	}
+}
+
+// webhookInstance opens a webhook service (dispatcher not started: the
+// test drives it with RunDue) on its own pool of dsn's database, allowing
+// plain http to loopback receivers, closed when t ends. refresh is its
+// periodic reload interval (0: the default).
+func webhookInstance(t *testing.T, dsn string, refresh time.Duration) *webhooks.Service {
+	t.Helper()
+	svc, err := webhooks.New(webhooks.Options{
+		Storage: instance(t, dsn).Webhooks(), AllowHTTP: true, Timeout: 5 * time.Second, RefreshInterval: refresh,
+		Policy:     &webhooks.NetPolicy{Allow: []webhooks.AllowRule{{Networks: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}}}},
+		WebhookKey: func(string) ([]byte, error) { return []byte("partner-webhook-key-0123456789abcdef"), nil },
+	})
+	if err != nil {
+		t.Fatalf("opening a webhook service: %v", err)
+	}
+	t.Cleanup(func() { svc.Close() })
+	return svc
+}
+
+// countingReceiver is an HTTP server on 127.0.0.1 that answers 200 and
+// counts the requests it gets.
+type countingReceiver struct {
+	*httptest.Server
+	n atomic.Int64
+}
+
+func newCountingReceiver(t *testing.T) *countingReceiver {
+	t.Helper()
+	r := &countingReceiver{}
+	r.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { r.n.Add(1) }))
+	t.Cleanup(r.Close)
+	return r
+}
+
+// runDue has svc attempt every due delivery and returns how many it
+// attempted.
+func runDue(t *testing.T, svc *webhooks.Service) int {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	n, err := svc.RunDue(ctx)
+	if err != nil {
+		t.Fatalf("RunDue: %v", err)
+	}
+	return n
 }
