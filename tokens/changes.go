@@ -75,6 +75,11 @@ func (s *Service) follow(changes <-chan Change, interval time.Duration) {
 func (s *Service) Refresh() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	return s.refreshLocked()
+}
+
+// refreshLocked is Refresh with mu held.
+func (s *Service) refreshLocked() error {
 	st, err := s.readState()
 	if err != nil {
 		return err
@@ -95,7 +100,30 @@ func (s *Service) Refresh() error {
 		s.ring.Store(r)
 	}
 	s.publish()
+	s.refreshes.Add(1)
 	return nil
+}
+
+// FindPartner is Partner for a caller that must not mistake a partner
+// created on another instance a moment ago for an unknown one (a change of
+// the WMS for it): on a shared store, a miss reloads the state first (one
+// reload for the misses that wait meanwhile). The error is the reload's.
+func (s *Service) FindPartner(id string) (Partner, bool, error) {
+	if p, ok := s.Partner(id); ok || !s.shared {
+		return p, ok, nil
+	}
+	seen := s.refreshes.Load()
+	s.mu.Lock()
+	var err error
+	if s.refreshes.Load() == seen {
+		err = s.refreshLocked()
+	}
+	s.mu.Unlock()
+	if err != nil {
+		return Partner{}, false, err
+	}
+	p, ok := s.Partner(id)
+	return p, ok, nil
 }
 
 // withKeptKeys returns static with each partner whose webhook key is

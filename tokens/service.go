@@ -145,6 +145,8 @@ type Service struct {
 	throttle atomic.Pointer[Throttle]
 	reuse    sync.Map // client id -> *issued
 
+	shared     bool            // the store is shared with other instances (ChangeNotifier)
+	refreshes  atomic.Uint64   // reloads done (Refresh)
 	stop       context.Context // ended by Close: the change follower stops
 	stopFn     context.CancelFunc
 	followDone chan struct{} // closed when the follower has stopped
@@ -174,6 +176,7 @@ func Open(opts Options) (*Service, error) {
 	// read, so that none made meanwhile is missed.
 	var changes <-chan Change
 	if n, ok := opts.Store.(ChangeNotifier); ok {
+		s.shared = true
 		var err error
 		if changes, err = n.Changes(s.stop); err != nil {
 			s.stopFn()

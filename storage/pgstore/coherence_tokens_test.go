@@ -265,3 +265,24 @@ func headerOf(t *testing.T, tok string) string {
 	}
 	return string(b)
 }
+
+// A change of the WMS may name a partner created on another instance
+// before this one has heard of it: FindPartner reloads rather than answer
+// unknown.
+func TestFindPartnerFindsAPartnerNotYetSeen(t *testing.T) {
+	pool := migratedPool(t)
+	b := tokenInstance(t, pool.Config().ConnString(), tokens.Config{}, time.Hour) // no periodic reload during the test
+	// A partner no notification announces, as if its notification were
+	// still on its way to B.
+	if _, err := pool.Exec(context.Background(), `INSERT INTO partners (id, consolidation, webhook_key, disabled, created_ns)
+VALUES ('quiet', true, 'quiet-webhook-key-0123456789abcdef', false, $1)`, t0.UnixNano()); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := b.Partner("quiet"); ok {
+		t.Fatal("B knew the partner already: the test needs one it has not seen")
+	}
+	p, ok, err := b.FindPartner("quiet")
+	if err != nil || !ok || !p.Consolidation {
+		t.Fatalf("FindPartner(quiet) = %+v, %v, %v; want the stored consolidation partner", p, ok, err)
+	}
+}
