@@ -70,8 +70,9 @@ func (s *Service) follow(changes <-chan Change, interval time.Duration) {
 // partners' generated webhook keys from the store, as another instance
 // sharing it may have changed them, and swaps them in at once: requests in
 // flight keep the snapshot they read. What the configuration sets (static
-// partners and clients, configured keys, settings) is kept. On error
-// nothing changes.
+// partners and clients, configured keys, settings) is kept. When the store
+// cannot be read nothing changes; when only the signing keys cannot be
+// settled (a new one to store), the rest is applied and the ring kept.
 func (s *Service) Refresh() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -84,14 +85,17 @@ func (s *Service) refreshLocked() error {
 	if err != nil {
 		return err
 	}
-	s.dynPartners, s.dynClients, s.genKeys, s.staticKeys = st.partners, st.clients, st.keys, st.staticKeys
 	for id := range s.static.partners {
-		if _, clash := s.dynPartners[id]; clash {
+		_, had := s.dynPartners[id]
+		if _, clash := st.partners[id]; clash && !had {
 			s.log.Warn("a partner created through the admin API of another instance has the id of a partner of this configuration; the configuration's wins here",
 				zapPartner(id))
 		}
 	}
+	s.dynPartners, s.dynClients, s.genKeys, s.staticKeys = st.partners, st.clients, st.keys, st.staticKeys
 	s.static = s.withKeptKeys(s.static)
+	s.publish()
+	s.refreshes.Add(1)
 	if s.configured && len(s.cfg.Keys) == 0 {
 		r, err := s.generatedRing(s.cfg.Algorithm, false)
 		if err != nil {
@@ -99,8 +103,6 @@ func (s *Service) refreshLocked() error {
 		}
 		s.ring.Store(r)
 	}
-	s.publish()
-	s.refreshes.Add(1)
 	return nil
 }
 
