@@ -81,6 +81,7 @@ func (s *Service) Refresh() error {
 
 // refreshLocked is Refresh with mu held.
 func (s *Service) refreshLocked() error {
+	s.reloads.Add(1)
 	st, err := s.readState()
 	if err != nil {
 		return err
@@ -95,7 +96,6 @@ func (s *Service) refreshLocked() error {
 	s.dynPartners, s.dynClients, s.genKeys, s.staticKeys = st.partners, st.clients, st.keys, st.staticKeys
 	s.static = s.withKeptKeys(s.static)
 	s.publish()
-	s.refreshes.Add(1)
 	if s.configured && len(s.cfg.Keys) == 0 {
 		r, err := s.generatedRing(s.cfg.Algorithm, false)
 		if err != nil {
@@ -108,16 +108,17 @@ func (s *Service) refreshLocked() error {
 
 // FindPartner is Partner for a caller that must not mistake a partner
 // created on another instance a moment ago for an unknown one (a change of
-// the WMS for it): on a shared store, a miss reloads the state first (one
-// reload for the misses that wait meanwhile). The error is the reload's.
+// the WMS for it): on a shared store, a miss reloads the state first, by a
+// reload begun after the miss (one for the misses that wait meanwhile).
+// The error is the reload's.
 func (s *Service) FindPartner(id string) (Partner, bool, error) {
 	if p, ok := s.Partner(id); ok || !s.shared {
 		return p, ok, nil
 	}
-	seen := s.refreshes.Load()
+	begun := s.reloads.Load()
 	s.mu.Lock()
 	var err error
-	if s.refreshes.Load() == seen {
+	if s.reloads.Load() == begun {
 		err = s.refreshLocked()
 	}
 	s.mu.Unlock()

@@ -146,7 +146,7 @@ type Service struct {
 	reuse    sync.Map // client id -> *issued
 
 	shared     bool            // the store is shared with other instances (ChangeNotifier)
-	refreshes  atomic.Uint64   // reloads done (Refresh)
+	reloads    atomic.Uint64   // reloads begun (Refresh)
 	stop       context.Context // ended by Close: the change follower stops
 	stopFn     context.CancelFunc
 	followDone chan struct{} // closed when the follower has stopped

@@ -76,6 +76,7 @@ func (s *SubscriptionStore) Refresh() error {
 // instance while the storage is read makes it read again (up to three
 // times; then the change's own notification brings it).
 func (s *SubscriptionStore) refreshLocked() error {
+	s.reloads.Add(1)
 	for attempt := 1; ; attempt++ {
 		s.mu.RLock()
 		gen := s.gen
@@ -100,7 +101,6 @@ func (s *SubscriptionStore) refreshLocked() error {
 			}
 		}
 		s.mu.Unlock()
-		s.refreshes.Add(1)
 		return nil
 	}
 }
@@ -118,8 +118,11 @@ func (s *SubscriptionStore) markGone(id string) {
 // still wanted: its subscription exists and is partnerID's. On a shared
 // storage, an id neither in memory nor known to be deleted may be a
 // subscription another instance created a moment ago: the subscriptions
-// are reloaded first (once for the misses that wait meanwhile). If they
-// cannot be, the delivery is attempted rather than dropped.
+// are reloaded first, by a reload begun after the miss (one for the misses
+// that wait meanwhile). A delivery is queued only after its subscription
+// was stored, so an id such a reload does not find was deleted, and is
+// remembered as gone. If the subscriptions cannot be reloaded, the
+// delivery is attempted rather than dropped.
 func (s *SubscriptionStore) known(id, partnerID string) bool {
 	if sub, ok := s.lookup(id); ok || !s.shared {
 		return ok && sub.PartnerID == partnerID
@@ -130,10 +133,10 @@ func (s *SubscriptionStore) known(id, partnerID string) bool {
 	if gone {
 		return false
 	}
-	seen := s.refreshes.Load()
+	begun := s.reloads.Load()
 	s.refreshMu.Lock()
 	var err error
-	if s.refreshes.Load() == seen {
+	if s.reloads.Load() == begun {
 		err = s.refreshLocked()
 	}
 	s.refreshMu.Unlock()
@@ -142,6 +145,11 @@ func (s *SubscriptionStore) known(id, partnerID string) bool {
 			zap.String("subscription", id), zap.Error(err))
 		return true
 	}
-	sub, ok := s.lookup(id)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	sub, ok := s.byID[id]
+	if !ok {
+		s.markGone(id)
+	}
 	return ok && sub.PartnerID == partnerID
 }

@@ -45,7 +45,7 @@ type SubscriptionStore struct {
 	// so the index is reloaded (Refresh) on their changes.
 	shared    bool
 	refreshMu sync.Mutex    // one reload at a time
-	refreshes atomic.Uint64 // reloads done
+	reloads   atomic.Uint64 // reloads begun
 }
 
 func newSubscriptionStore(store SubscriptionStorage, cfg *atomic.Pointer[settings], shared bool) (*SubscriptionStore, error) {
