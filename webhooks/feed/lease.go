@@ -144,16 +144,23 @@ func (f *Feed) reload() error {
 	return nil
 }
 
-// leaseLost records that a fenced write was refused: the reader stops
-// reading until it gets the lease again.
-func (f *Feed) leaseLost(fence uint64) {
+// leaseLost records that a write fenced by fence was refused: the reader
+// stops reading and asks for the lease again at once (to name the new
+// holder, or to take the lease when a reset freed it). It returns how long
+// to wait before the next poll.
+func (f *Feed) leaseLost(fence uint64) time.Duration {
 	f.lmu.Lock()
 	defer f.lmu.Unlock()
-	if f.lease.token == fence {
-		f.lease.held = false
-	}
-	f.logger.Warn("feed lease lost: another instance took the feed over; this page was not stored and this instance stops reading",
+	f.logger.Warn("feed lease lost: another instance took the feed over or it was reset; this page was not stored",
 		zap.String("feed", f.name), zap.Uint64("token", fence))
+	if f.lease.token != fence {
+		return 0 // a newer lease is already held
+	}
+	f.lease.held = false
+	if _, err := f.acquireLocked(f.clock()); err != nil {
+		return LeaseRenew
+	}
+	return 0
 }
 
 // keepLease renews the held lease every LeaseRenew until the feed closes,

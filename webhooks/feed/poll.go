@@ -195,8 +195,7 @@ func (f *Feed) Poll(ctx context.Context) time.Duration {
 			return 0
 		}
 		if errors.Is(err, ErrLeaseLost) {
-			f.leaseLost(fence)
-			return LeaseRenew
+			return f.leaseLost(fence)
 		}
 		if err != nil {
 			return f.failed(pc, limit, err)

@@ -1,0 +1,159 @@
+package pgstore_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/fulfilgate/fulfilgate/webhooks/feed"
+)
+
+// Two gateway instances on one database, each with its own feed reader of
+// the same WMS feed: the simulator's, on loopback.
+
+var start = time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC)
+
+func TestOnlyTheLeaseHolderReadsTheFeed(t *testing.T) {
+	dsn, w, c := database(t), newWarehouse(t), &clock{now: start}
+	w.outbounds(3)
+	a := newInstance(t, "a", dsn, w, c, 100)
+	b := newInstance(t, "b", dsn, w, c, 100)
+
+	pollUntilCaughtUp(t, a, 5)
+	if wait := b.feed.Poll(context.Background()); wait != feed.LeaseRenew {
+		t.Fatalf("the second reader's poll returned %v, want it to wait %v for the lease", wait, feed.LeaseRenew)
+	}
+	if n := w.requestsOf("b"); n != 0 {
+		t.Errorf("the reader without the lease sent %d feed requests, want none", n)
+	}
+	if n := w.requestsOf("a"); n == 0 {
+		t.Errorf("the lease holder sent no feed request")
+	}
+	eachOnce(t, queuedIDs(t, dsn), 3, "only the holder read the three changes")
+
+	ra, rb := a.feed.Status().Reader, b.feed.Status().Reader
+	if ra == nil || !ra.ThisInstance || ra.Holder != a.store.Instance() {
+		t.Errorf("the holder's status names the reader %+v, want this instance (%s)", ra, a.store.Instance())
+	}
+	if rb == nil || rb.ThisInstance || rb.Holder != a.store.Instance() || rb.LeaseUntil == nil || !rb.LeaseUntil.Equal(start.Add(feed.LeaseTTL)) {
+		t.Errorf("the other instance's status names the reader %+v, want %s until %s", rb, a.store.Instance(), start.Add(feed.LeaseTTL))
+	}
+	if lag := b.feed.Status().LagSeconds; lag != 0 {
+		t.Errorf("the instance that does not read shows a lag of %vs, want none (the holder's lag is the feed's)", lag)
+	}
+}
+
+func TestAnotherInstanceTakesOverWhenTheHolderDiesWithoutReleasing(t *testing.T) {
+	dsn, w, c := database(t), newWarehouse(t), &clock{now: start}
+	w.outbounds(4)
+	a := newInstance(t, "a", dsn, w, c, 2)
+	b := newInstance(t, "b", dsn, w, c, 2)
+
+	if wait := a.feed.Poll(context.Background()); wait != 0 {
+		t.Fatalf("the holder's first poll returned %v, want 0 (a full page: read on)", wait)
+	}
+	eachOnce(t, queuedIDs(t, dsn), 2, "the holder read its first page of two")
+	// a dies here: it neither polls nor releases the lease.
+
+	c.Advance(feed.LeaseTTL - time.Millisecond)
+	if wait := b.feed.Poll(context.Background()); wait != feed.LeaseRenew || w.requestsOf("b") != 0 {
+		t.Fatalf("a poll before the dead holder's lease ran out: wait %v and %d requests, want %v and none",
+			wait, w.requestsOf("b"), feed.LeaseRenew)
+	}
+	c.Advance(time.Millisecond)
+	pollUntilCaughtUp(t, b, 5)
+	if r := b.feed.Status().Reader; r == nil || !r.ThisInstance {
+		t.Fatalf("after the lease ran out the other instance's reader is %+v, want this instance", r)
+	}
+	eachOnce(t, queuedIDs(t, dsn), 4, "the new holder read on from the dead holder's cursor: no gap, nothing twice")
+}
+
+func TestAClosedHolderHandsTheFeedOverAtOnce(t *testing.T) {
+	dsn, w, c := database(t), newWarehouse(t), &clock{now: start}
+	w.outbounds(2)
+	a := newInstance(t, "a", dsn, w, c, 100)
+	b := newInstance(t, "b", dsn, w, c, 100)
+	pollUntilCaughtUp(t, a, 5)
+	if err := a.feed.Close(); err != nil {
+		t.Fatal(err)
+	}
+	w.outbounds(1)
+	pollUntilCaughtUp(t, b, 5) // the clock has not moved: only a release frees the lease
+	if r := b.feed.Status().Reader; r == nil || !r.ThisInstance {
+		t.Fatalf("after the holder closed, the other instance's reader is %+v, want this instance", r)
+	}
+	eachOnce(t, queuedIDs(t, dsn), 3, "the next instance read on after the closed holder's cursor")
+}
+
+// A holder paused in the middle of a page (after it looked up which
+// changes are done, before it queued their events) loses the lease; the new
+// holder reads the same page and queues it; when the old one goes on, its
+// page is refused: every event is queued once, under the id the new holder
+// gave it.
+func TestAStaleHoldersPageIsRefusedAndEachEventIsQueuedOnce(t *testing.T) {
+	dsn, w, c := database(t), newWarehouse(t), &clock{now: start}
+	w.outbounds(3)
+	a := newInstance(t, "a", dsn, w, c, 100)
+	b := newInstance(t, "b", dsn, w, c, 100)
+
+	arrived, release := a.pub.pause(t)
+	polled := make(chan time.Duration, 1)
+	go func() { polled <- a.feed.Poll(context.Background()) }()
+	<-arrived // a holds the lease, has read the page and is about to queue it
+
+	c.Advance(feed.LeaseTTL) // a is paused past its lease
+	pollUntilCaughtUp(t, b, 5)
+	taken := queuedIDs(t, dsn)
+	eachOnce(t, taken, 3, "the new holder read the page")
+
+	c.Advance(time.Millisecond) // what the stale holder would queue is due later: rows of its own
+	release()
+	if wait := <-polled; wait != feed.LeaseRenew {
+		t.Errorf("the stale holder's poll returned %v, want it to wait %v for the lease (its page refused)", wait, feed.LeaseRenew)
+	}
+	after := queuedIDs(t, dsn)
+	eachOnce(t, after, 3, "the stale holder's page was refused")
+	for id := range after {
+		if taken[id] != 1 {
+			t.Errorf("delivery %s was queued by the stale holder, want only the new holder's ids", id)
+		}
+	}
+	st := a.feed.Status()
+	if st.Reader == nil || st.Reader.ThisInstance || st.Reader.Holder != b.store.Instance() || st.EventsProduced != 0 {
+		t.Errorf("the stale holder's status: reader %+v, %d events; want it not reading, naming %s, no events",
+			st.Reader, st.EventsProduced, b.store.Instance())
+	}
+	if bc := b.feed.Status().Cursor; bc == "" {
+		t.Errorf("the new holder's cursor is empty, want it past the page")
+	}
+}
+
+// A reset on an instance that does not read the feed ends the holder's
+// lease: the holder's next page is refused, and it reads on from the reset
+// cursor once it has the lease again.
+func TestAResetOnAnotherInstanceMovesTheHoldersCursor(t *testing.T) {
+	dsn, w, c := database(t), newWarehouse(t), &clock{now: start}
+	w.outbounds(2)
+	a := newInstance(t, "a", dsn, w, c, 100)
+	b := newInstance(t, "b", dsn, w, c, 100)
+	pollUntilCaughtUp(t, a, 5)
+	before := queuedIDs(t, dsn)
+	if err := b.feed.Reset("", true); err != nil {
+		t.Fatal(err)
+	}
+	c.Advance(feed.LeaseRenew) // a renews its lease: it finds it ended
+	pollUntilCaughtUp(t, a, 5)
+	if st := a.feed.Status(); st.Reader == nil || !st.Reader.ThisInstance || st.EventsProduced != 4 {
+		t.Fatalf("the holder after a reset elsewhere: reader %+v, %d events; want it reading, the two changes read again (4 events in all)",
+			st.Reader, st.EventsProduced)
+	}
+	after := queuedIDs(t, dsn)
+	if len(after) != len(before) {
+		t.Errorf("%d delivery ids after the reset, want the %d there were (the changes read again keep their x-hook-ids)", len(after), len(before))
+	}
+	for id := range before {
+		if after[id] != 2 {
+			t.Errorf("delivery %s is queued %d times after the reset, want twice (once more, under the same id)", id, after[id])
+		}
+	}
+}
