@@ -2,6 +2,8 @@ package pgstore_test
 
 import (
 	"context"
+	"encoding/json"
+	"strings"
 	"testing"
 	"time"
 
@@ -31,12 +33,21 @@ func TestOnlyTheLeaseHolderReadsTheFeed(t *testing.T) {
 	}
 	eachOnce(t, queuedIDs(t, dsn), 3, "only the holder read the three changes")
 
-	ra, rb := a.feed.Status().Reader, b.feed.Status().Reader
-	if ra == nil || !ra.ThisInstance || ra.Holder != a.store.Instance() {
+	ra, rb := a.feed.Status().ReaderStatus, b.feed.Status().ReaderStatus
+	if ra == nil || !ra.ReaderHere || ra.Reader != a.store.Instance() {
 		t.Errorf("the holder's status names the reader %+v, want this instance (%s)", ra, a.store.Instance())
 	}
-	if rb == nil || rb.ThisInstance || rb.Holder != a.store.Instance() || rb.LeaseUntil == nil || !rb.LeaseUntil.Equal(start.Add(feed.LeaseTTL)) {
+	if rb == nil || rb.ReaderHere || rb.Reader != a.store.Instance() || rb.LeaseUntil == nil || !rb.LeaseUntil.Equal(start.Add(feed.LeaseTTL)) {
 		t.Errorf("the other instance's status names the reader %+v, want %s until %s", rb, a.store.Instance(), start.Add(feed.LeaseTTL))
+	}
+	js, err := json.Marshal(b.feed.Status())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, field := range []string{`"reader":"` + a.store.Instance() + `"`, `"reader_here":false`, `"lease_until":"2030-01-02T03:04:10Z"`} {
+		if !strings.Contains(string(js), field) {
+			t.Errorf("the other instance's status (admin API, CLI) %s lacks %s", js, field)
+		}
 	}
 	if lag := b.feed.Status().LagSeconds; lag != 0 {
 		t.Errorf("the instance that does not read shows a lag of %vs, want none (the holder's lag is the feed's)", lag)
@@ -62,7 +73,7 @@ func TestAnotherInstanceTakesOverWhenTheHolderDiesWithoutReleasing(t *testing.T)
 	}
 	c.Advance(time.Millisecond)
 	pollUntilCaughtUp(t, b, 5)
-	if r := b.feed.Status().Reader; r == nil || !r.ThisInstance {
+	if r := b.feed.Status().ReaderStatus; r == nil || !r.ReaderHere {
 		t.Fatalf("after the lease ran out the other instance's reader is %+v, want this instance", r)
 	}
 	eachOnce(t, queuedIDs(t, dsn), 4, "the new holder read on from the dead holder's cursor: no gap, nothing twice")
@@ -79,7 +90,7 @@ func TestAClosedHolderHandsTheFeedOverAtOnce(t *testing.T) {
 	}
 	w.outbounds(1)
 	pollUntilCaughtUp(t, b, 5) // the clock has not moved: only a release frees the lease
-	if r := b.feed.Status().Reader; r == nil || !r.ThisInstance {
+	if r := b.feed.Status().ReaderStatus; r == nil || !r.ReaderHere {
 		t.Fatalf("after the holder closed, the other instance's reader is %+v, want this instance", r)
 	}
 	eachOnce(t, queuedIDs(t, dsn), 3, "the next instance read on after the closed holder's cursor")
@@ -119,9 +130,9 @@ func TestAStaleHoldersPageIsRefusedAndEachEventIsQueuedOnce(t *testing.T) {
 		}
 	}
 	st := a.feed.Status()
-	if st.Reader == nil || st.Reader.ThisInstance || st.Reader.Holder != b.store.Instance() || st.EventsProduced != 0 {
+	if st.ReaderStatus == nil || st.ReaderHere || st.Reader != b.store.Instance() || st.EventsProduced != 0 {
 		t.Errorf("the stale holder's status: reader %+v, %d events; want it not reading, naming %s, no events",
-			st.Reader, st.EventsProduced, b.store.Instance())
+			st.ReaderStatus, st.EventsProduced, b.store.Instance())
 	}
 	if bc := b.feed.Status().Cursor; bc == "" {
 		t.Errorf("the new holder's cursor is empty, want it past the page")
@@ -143,9 +154,9 @@ func TestAResetOnAnotherInstanceMovesTheHoldersCursor(t *testing.T) {
 	}
 	c.Advance(feed.LeaseRenew) // a renews its lease: it finds it ended
 	pollUntilCaughtUp(t, a, 5)
-	if st := a.feed.Status(); st.Reader == nil || !st.Reader.ThisInstance || st.EventsProduced != 4 {
+	if st := a.feed.Status(); st.ReaderStatus == nil || !st.ReaderHere || st.EventsProduced != 4 {
 		t.Fatalf("the holder after a reset elsewhere: reader %+v, %d events; want it reading, the two changes read again (4 events in all)",
-			st.Reader, st.EventsProduced)
+			st.ReaderStatus, st.EventsProduced)
 	}
 	after := queuedIDs(t, dsn)
 	if len(after) != len(before) {

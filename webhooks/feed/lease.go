@@ -211,17 +211,18 @@ func (f *Feed) releaseLease() error {
 // ReaderStatus tells which gateway instance reads a feed whose state
 // several instances share.
 type ReaderStatus struct {
-	// Holder names the instance holding the feed's lease ("" when none
+	// Reader names the instance holding the feed's lease ("" when none
 	// does).
-	Holder string `json:"holder"`
-	// ThisInstance tells whether the instance answering holds it.
-	ThisInstance bool `json:"this_instance"`
+	Reader string `json:"reader"`
+	// ReaderHere tells whether the instance answering holds it.
+	ReaderHere bool `json:"reader_here"`
 	// LeaseUntil is when the lease runs out unless renewed.
 	LeaseUntil *time.Time `json:"lease_until,omitempty"`
-	// Token is the lease's fencing token (it changes at each takeover).
-	Token uint64 `json:"token"`
-	// CheckedAt is when this instance last asked for the lease.
-	CheckedAt *time.Time `json:"checked_at,omitempty"`
+	// LeaseToken is the lease's fencing token (it changes at each
+	// takeover).
+	LeaseToken uint64 `json:"lease_token"`
+	// LeaseCheckedAt is when this instance last asked for the lease.
+	LeaseCheckedAt *time.Time `json:"lease_checked_at,omitempty"`
 }
 
 // readerStatus is the lease as last seen, nil when the store is not a
@@ -239,6 +240,6 @@ func (f *Feed) readerStatus() *ReaderStatus {
 	if l.Holder == "" && l.Held {
 		return nil // a store of one process: no instance to name
 	}
-	return &ReaderStatus{Holder: l.Holder, ThisInstance: f.lease.held, LeaseUntil: timePtr(l.Until),
-		Token: l.Token, CheckedAt: timePtr(f.lease.askedAt)}
+	return &ReaderStatus{Reader: l.Holder, ReaderHere: f.lease.held, LeaseUntil: timePtr(l.Until),
+		LeaseToken: l.Token, LeaseCheckedAt: timePtr(f.lease.askedAt)}
 }

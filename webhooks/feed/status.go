@@ -16,11 +16,11 @@ type Status struct {
 	// URL of the feed without user info or query.
 	URL    string `json:"url,omitempty"`
 	Cursor string `json:"cursor"`
-	// Reader is which gateway instance reads the feed, when several share
-	// its state (omitted when only this process can read it). An instance
-	// that does not hold the lease shows the cursor as it last read it and
-	// no lag.
-	Reader *ReaderStatus `json:"reader,omitempty"`
+	// ReaderStatus tells which gateway instance reads the feed, when
+	// several share its state (its fields are omitted when only this
+	// process can read it). An instance that does not hold the lease shows
+	// the cursor as it last read it and no lag.
+	*ReaderStatus
 	// LagSeconds is how far behind the feed the reader may be: the time
 	// since the start of the last poll that reached the end of the feed
 	// (since start-up before the first). About the poll interval when
@@ -73,7 +73,7 @@ func (f *Feed) Status() Status {
 		Rejected:      slices.Clone(f.rej),
 	}
 	f.smu.Unlock()
-	st.Reader = f.readerStatus()
+	st.ReaderStatus = f.readerStatus()
 	if st.Rejected == nil {
 		st.Rejected = []Rejected{}
 	}
@@ -88,7 +88,7 @@ func (f *Feed) Status() Status {
 		if since.IsZero() {
 			since = p.startedAt
 		}
-		if !since.IsZero() && now.After(since) && (st.Reader == nil || st.Reader.ThisInstance) {
+		if !since.IsZero() && now.After(since) && (st.ReaderStatus == nil || st.ReaderHere) {
 			st.LagSeconds = now.Sub(since).Seconds()
 		}
 	}
