@@ -112,6 +112,7 @@ func (w *warehouse) requestsOf(reader string) int {
 // the test polls), which publishes through pub.
 type instance struct {
 	name  string
+	pool  *pgxpool.Pool
 	store *pgstore.Store
 	hooks *webhooks.Service
 	pub   *pausingPublisher
@@ -162,8 +163,8 @@ func (p *pausingPublisher) pause(t *testing.T) (arrived <-chan struct{}, release
 }
 
 // newInstance opens instance name on dsn, reading the warehouse's feed
-// with the shared clock; page is the page size asked for.
-func newInstance(t *testing.T, name, dsn string, w *warehouse, c *clock, page int) *instance {
+// with the clock now; page is the page size asked for.
+func newInstance(t *testing.T, name, dsn string, w *warehouse, now func() time.Time, page int) *instance {
 	t.Helper()
 	pool, err := pgstore.Open(context.Background(), dsn, pgstore.Options{})
 	if err != nil {
@@ -175,7 +176,7 @@ func newInstance(t *testing.T, name, dsn string, w *warehouse, c *clock, page in
 		Storage: st.Webhooks(), AllowHTTP: true,
 		Policy:     &webhooks.NetPolicy{Allow: []webhooks.AllowRule{{Networks: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}}}},
 		WebhookKey: func(string) ([]byte, error) { return []byte("partner-webhook-key-0123456789abcdef"), nil },
-		Clock:      c.Now,
+		Clock:      now,
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -185,14 +186,14 @@ func newInstance(t *testing.T, name, dsn string, w *warehouse, c *clock, page in
 		t.Fatal(err)
 	}
 	pub := &pausingPublisher{Service: hooks}
-	f, err := feed.New(feed.Options{Name: "wms", Store: st.Feed("wms"), Clock: c.Now},
+	f, err := feed.New(feed.Options{Name: "wms", Store: st.Feed("wms"), Clock: now},
 		feed.Settings{Publisher: pub, Partners: func(id string) (bool, bool, error) { return false, id == partner, nil },
-			Poll: feed.PollConfig{URL: w.srv.URL + "/wms/changes", PageSize: page, Header: http.Header{readerHdr: {name}}}})
+			Poll: feed.PollConfig{URL: w.srv.URL + "/wms/changes", PageSize: page, Header: http.Header{readerHdr: {name}}, Interval: 50 * time.Millisecond}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { f.Close() })
-	return &instance{name: name, store: st, hooks: hooks, pub: pub, feed: f}
+	return &instance{name: name, pool: pool, store: st, hooks: hooks, pub: pub, feed: f}
 }
 
 // database is a fresh migrated database's DSN.
@@ -265,4 +266,17 @@ func pollUntilCaughtUp(t *testing.T, i *instance, limit int) {
 		}
 	}
 	t.Fatalf("%s did not catch up in %d polls", i.name, limit)
+}
+
+// waitFor polls cond until it holds, failing t after a generous deadline
+// (the loops run on the real clock).
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("still waiting, after 30s, for %s", what)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
 }

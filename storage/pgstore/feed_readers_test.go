@@ -18,8 +18,8 @@ var start = time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC)
 func TestOnlyTheLeaseHolderReadsTheFeed(t *testing.T) {
 	dsn, w, c := database(t), newWarehouse(t), &clock{now: start}
 	w.outbounds(3)
-	a := newInstance(t, "a", dsn, w, c, 100)
-	b := newInstance(t, "b", dsn, w, c, 100)
+	a := newInstance(t, "a", dsn, w, c.Now, 100)
+	b := newInstance(t, "b", dsn, w, c.Now, 100)
 
 	pollUntilCaughtUp(t, a, 5)
 	if wait := b.feed.Poll(context.Background()); wait != feed.LeaseRenew {
@@ -57,8 +57,8 @@ func TestOnlyTheLeaseHolderReadsTheFeed(t *testing.T) {
 func TestAnotherInstanceTakesOverWhenTheHolderDiesWithoutReleasing(t *testing.T) {
 	dsn, w, c := database(t), newWarehouse(t), &clock{now: start}
 	w.outbounds(4)
-	a := newInstance(t, "a", dsn, w, c, 2)
-	b := newInstance(t, "b", dsn, w, c, 2)
+	a := newInstance(t, "a", dsn, w, c.Now, 2)
+	b := newInstance(t, "b", dsn, w, c.Now, 2)
 
 	if wait := a.feed.Poll(context.Background()); wait != 0 {
 		t.Fatalf("the holder's first poll returned %v, want 0 (a full page: read on)", wait)
@@ -82,8 +82,8 @@ func TestAnotherInstanceTakesOverWhenTheHolderDiesWithoutReleasing(t *testing.T)
 func TestAClosedHolderHandsTheFeedOverAtOnce(t *testing.T) {
 	dsn, w, c := database(t), newWarehouse(t), &clock{now: start}
 	w.outbounds(2)
-	a := newInstance(t, "a", dsn, w, c, 100)
-	b := newInstance(t, "b", dsn, w, c, 100)
+	a := newInstance(t, "a", dsn, w, c.Now, 100)
+	b := newInstance(t, "b", dsn, w, c.Now, 100)
 	pollUntilCaughtUp(t, a, 5)
 	if err := a.feed.Close(); err != nil {
 		t.Fatal(err)
@@ -104,8 +104,8 @@ func TestAClosedHolderHandsTheFeedOverAtOnce(t *testing.T) {
 func TestAStaleHoldersPageIsRefusedAndEachEventIsQueuedOnce(t *testing.T) {
 	dsn, w, c := database(t), newWarehouse(t), &clock{now: start}
 	w.outbounds(3)
-	a := newInstance(t, "a", dsn, w, c, 100)
-	b := newInstance(t, "b", dsn, w, c, 100)
+	a := newInstance(t, "a", dsn, w, c.Now, 100)
+	b := newInstance(t, "b", dsn, w, c.Now, 100)
 
 	arrived, release := a.pub.pause(t)
 	polled := make(chan time.Duration, 1)
@@ -145,8 +145,8 @@ func TestAStaleHoldersPageIsRefusedAndEachEventIsQueuedOnce(t *testing.T) {
 func TestAResetOnAnotherInstanceMovesTheHoldersCursor(t *testing.T) {
 	dsn, w, c := database(t), newWarehouse(t), &clock{now: start}
 	w.outbounds(2)
-	a := newInstance(t, "a", dsn, w, c, 100)
-	b := newInstance(t, "b", dsn, w, c, 100)
+	a := newInstance(t, "a", dsn, w, c.Now, 100)
+	b := newInstance(t, "b", dsn, w, c.Now, 100)
 	pollUntilCaughtUp(t, a, 5)
 	before := queuedIDs(t, dsn)
 	if err := b.feed.Reset("", true); err != nil {
@@ -167,4 +167,38 @@ func TestAResetOnAnotherInstanceMovesTheHoldersCursor(t *testing.T) {
 			t.Errorf("delivery %s is queued %d times after the reset, want twice (once more, under the same id)", id, after[id])
 		}
 	}
+}
+
+// The readers' own loops, on the real clock: the holder renews its lease
+// while it runs; cut off from the database (its pool closed) it can no
+// longer renew it, and the other instance takes the feed over and reads on
+// from its cursor.
+func TestTheRunningHolderKeepsTheFeedUntilCutOffThenAnotherReadsOn(t *testing.T) {
+	if testing.Short() {
+		t.Skip("waits for a lease to run out on the real clock")
+	}
+	dsn, w := database(t), newWarehouse(t)
+	w.outbounds(2)
+	a := newInstance(t, "a", dsn, w, time.Now, 100)
+	a.feed.Start()
+	waitFor(t, "the first reader to read the two changes", func() bool { return len(queuedIDs(t, dsn)) == 2 })
+	b := newInstance(t, "b", dsn, w, time.Now, 100)
+	b.feed.Start()
+
+	time.Sleep(feed.LeaseTTL + feed.LeaseRenew) // longer than one lease: a must renew it
+	if st := b.feed.Status(); st.ReaderStatus == nil || st.ReaderHere || st.Reader != a.store.Instance() {
+		t.Fatalf("while the holder runs the other instance shows reader %+v, want %s: the holder renews its lease", st.ReaderStatus, a.store.Instance())
+	}
+	if n := w.requestsOf("b"); n != 0 {
+		t.Fatalf("the instance without the lease sent %d feed requests, want none", n)
+	}
+
+	a.pool.Close() // a is cut off from the database
+	w.outbounds(1)
+	waitFor(t, "the other instance to take the feed over", func() bool {
+		st := b.feed.Status()
+		return st.ReaderStatus != nil && st.ReaderHere
+	})
+	waitFor(t, "the new holder to read the new change", func() bool { return len(queuedIDs(t, dsn)) == 3 })
+	eachOnce(t, queuedIDs(t, dsn), 3, "the new holder read on from the old holder's cursor")
 }
