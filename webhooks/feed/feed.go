@@ -83,6 +83,7 @@ type Feed struct {
 	leaser Leaser     // st as a Leaser; nil: this reader always reads
 	lmu    sync.Mutex // guards lease; taken before mu, never after
 	lease  leaseState
+	reader atomic.Pointer[ReaderStatus] // the lease as last seen, for Status
 
 	counters counters
 

@@ -92,6 +92,7 @@ var errStandby = errors.New("another instance reads the feed")
 // a new token the reader reloads the stored cursor and rejected changes:
 // another instance may have moved them.
 func (f *Feed) acquireLocked(now time.Time) (uint64, error) {
+	defer f.noteLease()
 	l, err := f.leaser.AcquireLease(now, LeaseTTL)
 	f.lease.askedAt = now
 	if err != nil {
@@ -151,6 +152,7 @@ func (f *Feed) reload() error {
 func (f *Feed) leaseLost(fence uint64) time.Duration {
 	f.lmu.Lock()
 	defer f.lmu.Unlock()
+	defer f.noteLease()
 	f.logger.Warn("feed lease lost: another instance took the feed over or it was reset; this page was not stored",
 		zap.String("feed", f.name), zap.Uint64("token", fence))
 	if f.lease.token != fence {
@@ -201,6 +203,7 @@ func (f *Feed) releaseLease() error {
 		return nil
 	}
 	f.lease.held = false
+	defer f.noteLease()
 	if err := f.leaser.ReleaseLease(); err != nil {
 		return fmt.Errorf("feed %s: releasing the lease: %w", f.name, err)
 	}
@@ -225,21 +228,25 @@ type ReaderStatus struct {
 	LeaseCheckedAt *time.Time `json:"lease_checked_at,omitempty"`
 }
 
-// readerStatus is the lease as last seen, nil when the store is not a
-// Leaser or reports no holder (one process only).
-func (f *Feed) readerStatus() *ReaderStatus {
-	if f.leaser == nil {
-		return nil
-	}
-	f.lmu.Lock()
-	defer f.lmu.Unlock()
+// noteLease stores the lease as last seen for Status (lmu held), which
+// so never waits for a lease call in flight: nil when the store is not a
+// Leaser, was never asked, or names no holder (one process only).
+func (f *Feed) noteLease() {
 	l := f.lease.last
-	if l.Holder == "" && f.lease.askedAt.IsZero() {
+	if f.lease.askedAt.IsZero() || (l.Holder == "" && l.Held) {
+		f.reader.Store(nil)
+		return
+	}
+	f.reader.Store(&ReaderStatus{Reader: l.Holder, ReaderHere: f.lease.held, LeaseUntil: timePtr(l.Until),
+		LeaseToken: l.Token, LeaseCheckedAt: timePtr(f.lease.askedAt)})
+}
+
+// readerStatus is a copy of the lease as last seen (see noteLease).
+func (f *Feed) readerStatus() *ReaderStatus {
+	r := f.reader.Load()
+	if r == nil {
 		return nil
 	}
-	if l.Holder == "" && l.Held {
-		return nil // a store of one process: no instance to name
-	}
-	return &ReaderStatus{Reader: l.Holder, ReaderHere: f.lease.held, LeaseUntil: timePtr(l.Until),
-		LeaseToken: l.Token, LeaseCheckedAt: timePtr(f.lease.askedAt)}
+	c := *r
+	return &c
 }

@@ -406,6 +406,7 @@ func (f *Feed) Reset(cursor string, forgetSeen bool) error {
 	if f.leaser != nil {
 		f.lmu.Lock()
 		f.lease.held = false
+		f.noteLease()
 		f.lmu.Unlock()
 	}
 	f.logger.Warn("feed reset", zap.String("feed", f.name), zap.String("cursor", cursor), zap.Bool("forget_seen", forgetSeen))
