@@ -106,7 +106,11 @@ func (f *Feed) acquireLocked(now time.Time) (uint64, error) {
 	f.lease.last = l
 	if !l.Held {
 		f.lease.held = false
-		if was.held || was.askedAt.IsZero() || was.last.Holder != l.Holder {
+		switch {
+		case was.held:
+			f.logger.Warn("feed lease lost: another instance reads the feed", zap.String("feed", f.name),
+				zap.String("holder", l.Holder), zap.Time("lease_until", l.Until))
+		case was.askedAt.IsZero() || was.last.Holder != l.Holder:
 			f.logger.Info("feed read by another instance", zap.String("feed", f.name),
 				zap.String("holder", l.Holder), zap.Time("lease_until", l.Until))
 		}
@@ -180,11 +184,9 @@ func (f *Feed) keepLease() {
 		}
 		f.lmu.Lock()
 		if f.lease.held {
-			if _, err := f.acquireLocked(f.clock()); err != nil && !errors.Is(err, errStandby) {
-				f.logger.Warn("renewing the feed's lease", zap.String("feed", f.name), zap.Error(err))
-			}
-			if !f.lease.held {
-				f.wakeUp()
+			// acquireLocked logs a failure or a loss.
+			if _, err := f.acquireLocked(f.clock()); err != nil {
+				f.wakeUp() // the poll loop waits for the lease
 			}
 		}
 		f.lmu.Unlock()
