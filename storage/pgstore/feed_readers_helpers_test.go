@@ -187,7 +187,7 @@ func newInstance(t *testing.T, name, dsn string, w *warehouse, now func() time.T
 	}
 	pub := &pausingPublisher{Service: hooks}
 	f, err := feed.New(feed.Options{Name: "wms", Store: st.Feed("wms"), Clock: now},
-		feed.Settings{Publisher: pub, Partners: func(id string) (bool, bool, error) { return false, id == partner, nil },
+		feed.Settings{Publisher: pub, Partners: knownPartner,
 			Poll: feed.PollConfig{URL: w.srv.URL + "/wms/changes", PageSize: page, Header: http.Header{readerHdr: {name}}, Interval: 50 * time.Millisecond}})
 	if err != nil {
 		t.Fatal(err)
@@ -195,6 +195,10 @@ func newInstance(t *testing.T, name, dsn string, w *warehouse, now func() time.T
 	t.Cleanup(func() { f.Close() })
 	return &instance{name: name, pool: pool, store: st, hooks: hooks, pub: pub, feed: f}
 }
+
+// knownPartner is the gateway's partners: partner only, not a
+// consolidation partner.
+func knownPartner(id string) (consolidation, ok bool, err error) { return false, id == partner, nil }
 
 // database is a fresh migrated database's DSN.
 func database(t *testing.T) string {

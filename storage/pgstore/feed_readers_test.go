@@ -202,3 +202,25 @@ func TestTheRunningHolderKeepsTheFeedUntilCutOffThenAnotherReadsOn(t *testing.T)
 	waitFor(t, "the new holder to read the new change", func() bool { return len(queuedIDs(t, dsn)) == 3 })
 	eachOnce(t, queuedIDs(t, dsn), 3, "the new holder read on from the old holder's cursor")
 }
+
+// A reload that stops polling the feed on the holder (push only) hands the
+// lease to the instances that still poll it, before it runs out.
+func TestAHolderThatNoLongerPollsHandsTheFeedOver(t *testing.T) {
+	dsn, w, c := database(t), newWarehouse(t), &clock{now: start}
+	w.outbounds(1)
+	a := newInstance(t, "a", dsn, w, c.Now, 100)
+	b := newInstance(t, "b", dsn, w, c.Now, 100)
+	pollUntilCaughtUp(t, a, 5)
+	a.feed.Start() // its lease keeper runs; the shared clock stands still, so the lease never runs out
+	if err := a.feed.Apply(feed.Settings{Publisher: a.pub, Partners: knownPartner}); err != nil {
+		t.Fatal(err)
+	}
+	w.outbounds(1)
+	waitFor(t, "the instance that still polls to take the feed over", func() bool {
+		b.feed.Poll(context.Background())
+		st := b.feed.Status()
+		return st.ReaderStatus != nil && st.ReaderHere
+	})
+	pollUntilCaughtUp(t, b, 5)
+	eachOnce(t, queuedIDs(t, dsn), 2, "the instance that took over read on from the cursor")
+}

@@ -171,7 +171,8 @@ func (f *Feed) leaseLost(fence uint64) time.Duration {
 
 // keepLease renews the held lease every LeaseRenew until the feed closes,
 // and wakes the poll loop when the lease was lost (so it asks again and
-// waits).
+// waits). A reader whose settings no longer poll (a reload made the feed
+// push-only) releases the lease for the instances that still poll.
 func (f *Feed) keepLease() {
 	defer close(f.leaseDone)
 	t := time.NewTicker(LeaseRenew)
@@ -181,6 +182,12 @@ func (f *Feed) keepLease() {
 		case <-f.ctx.Done():
 			return
 		case <-t.C:
+		}
+		if f.settings.Load().Poll.URL == "" {
+			if err := f.releaseLease(); err != nil {
+				f.logger.Warn("releasing the lease of a feed no longer polled", zap.String("feed", f.name), zap.Error(err))
+			}
+			continue
 		}
 		f.lmu.Lock()
 		if f.lease.held {
@@ -193,8 +200,8 @@ func (f *Feed) keepLease() {
 	}
 }
 
-// releaseLease frees the lease at Close, so another instance reads on at
-// once.
+// releaseLease frees the lease if held (at Close, or when the feed is no
+// longer polled), so another instance reads on at once.
 func (f *Feed) releaseLease() error {
 	if f.leaser == nil {
 		return nil
