@@ -72,6 +72,7 @@ type AuthHandler struct {
 	logger     *zap.Logger
 	headers    fulfilhttp.IdentityHeaders // the identity header; the names the guard sets or strips, never hop-by-hop
 	requestID  string
+	strip      []string // StripHeaders, canonical
 	challenge  string // for 401 without a token
 	invalidHdr string // for 401 invalid_token
 	expiredHdr string // for 403
@@ -105,9 +106,11 @@ func (h *AuthHandler) setup() {
 	identity := http.CanonicalHeaderKey(cmp.Or(h.IdentityHeader, defaultIdentityHeader))
 	h.requestID = http.CanonicalHeaderKey(cmp.Or(h.RequestIDHeader, defaultRequestIDHeader))
 	h.headers = fulfilhttp.IdentityHeaders{Identity: identity, Protected: []string{identity, h.requestID}}
+	h.strip = nil
 	for _, name := range h.StripHeaders {
-		h.headers.Protected = append(h.headers.Protected, http.CanonicalHeaderKey(name))
+		h.strip = append(h.strip, http.CanonicalHeaderKey(name))
 	}
+	h.headers.Protected = append(h.headers.Protected, h.strip...)
 	realm := h.Realm
 	if realm == "" {
 		realm = "fulfilment"
@@ -146,9 +149,13 @@ func (h *AuthHandler) Validate() error {
 // ServeHTTP implements caddyhttp.MiddlewareHandler.
 func (h *AuthHandler) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyhttp.Handler) error {
 	rid := fulfilhttp.NewRequestID()
-	// A slice each: what runs later may edit one in place.
-	w.Header()[h.requestID] = []string{rid}
-	r.Header[h.requestID] = []string{rid}
+	// The header values the guard sets, in one allocation: the request id
+	// on the answer and upstream, and the identity upstream. Each header
+	// gets a slice of its own element with no room to grow, so what runs
+	// later may edit or append to one without touching another.
+	vals := &[3]string{rid, rid}
+	w.Header()[h.requestID] = vals[0:1:1]
+	r.Header[h.requestID] = vals[1:2:2]
 	// Caddy's vars map (nil outside a Caddy server), looked up once.
 	vars, _ := r.Context().Value(caddyhttp.VarsCtxKey).(map[string]any)
 	if vars != nil {
@@ -164,7 +171,7 @@ func (h *AuthHandler) ServeHTTP(w http.ResponseWriter, r *http.Request, next cad
 		fulfilhttp.WriteProblem(w, http.StatusServiceUnavailable, "unavailable", "the gateway is starting or stopping")
 		return nil
 	}
-	auth := r.Header.Values("Authorization")
+	auth := r.Header["Authorization"]
 	var id tokens.Identity
 	var verr *tokens.VerifyError
 	if len(auth) != 1 {
@@ -176,11 +183,12 @@ func (h *AuthHandler) ServeHTTP(w http.ResponseWriter, r *http.Request, next cad
 		h.refuse(w, r, verr)
 		return nil
 	}
-	r.Header.Del("Authorization")
-	for _, name := range h.StripHeaders {
-		r.Header.Del(name)
+	delete(r.Header, "Authorization")
+	for _, name := range h.strip {
+		delete(r.Header, name)
 	}
-	r.Header[h.headers.Identity] = []string{id.PartnerID}
+	vals[2] = id.PartnerID
+	r.Header[h.headers.Identity] = vals[2:3:3]
 	if _, ok := r.Header["Connection"]; ok {
 		fulfilhttp.DropConnectionTokens(r.Header, h.headers.Protected)
 	}

@@ -113,3 +113,39 @@ func TestAuthGuardRequestIDOfTheAnswerIsItsOwn(t *testing.T) {
 		t.Fatalf("the answer's X-Request-Id is %q after an edit of the request's, want the guard's UUID", got)
 	}
 }
+
+// The header values the guard sets are independent: a handler after it (a
+// header directive) that edits one in place or appends to one leaves the
+// others as the guard set them.
+func TestAuthGuardHeaderValuesAreIndependent(t *testing.T) {
+	a := startTokensApp(t, testTokensConfig())
+	h, _ := newAuthHandler(t, a, &AuthHandler{})
+	tok, err := a.TokenService().Token(mustAuth(a))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := httptest.NewRequest("GET", "/api/fulfilment/v4/shipments", nil)
+	r.Header.Set("Authorization", "Bearer "+tok.AccessToken)
+	r = r.WithContext(context.WithValue(r.Context(), caddyhttp.VarsCtxKey, map[string]any{}))
+	var upstreamID, upstreamPartner []string
+	next := caddyhttp.HandlerFunc(func(w http.ResponseWriter, r *http.Request) error {
+		w.Header()["X-Request-Id"][0] = "edited-on-the-answer"
+		r.Header["X-Request-Id"] = append(r.Header["X-Request-Id"], "appended-upstream")
+		upstreamID = r.Header["X-Request-Id"]
+		upstreamPartner = r.Header["X-Partner-Id"]
+		return nil
+	})
+	w := httptest.NewRecorder()
+	if err := h.ServeHTTP(w, r, next); err != nil {
+		t.Fatal(err)
+	}
+	if len(upstreamID) != 2 || !uuidV4.MatchString(upstreamID[0]) || upstreamID[1] != "appended-upstream" {
+		t.Errorf("upstream X-Request-Id %q; want the guard's id, then the appended value (the answer's edit must not reach it)", upstreamID)
+	}
+	if len(upstreamPartner) != 1 || upstreamPartner[0] != "partner-acme" {
+		t.Errorf("upstream X-Partner-Id %q; want only %q (an append to another header must not reach it)", upstreamPartner, "partner-acme")
+	}
+	if got := w.Header()["X-Request-Id"]; len(got) != 1 || got[0] != "edited-on-the-answer" {
+		t.Errorf("answer X-Request-Id %q; want only the edited value", got)
+	}
+}

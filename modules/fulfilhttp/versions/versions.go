@@ -270,7 +270,7 @@ func (h *VersionHandler) ServeHTTP(w http.ResponseWriter, r *http.Request, next 
 		return nil
 	}
 	v := m.Version
-	fulfilhttp.Metrics().Request(v.Name, r)
+	fulfilhttp.Metrics().RequestBy(v.Name, id)
 	if repl, ok := r.Context().Value(caddy.ReplacerCtxKey).(*caddy.Replacer); ok {
 		repl.Set("fulfilment.version", v.Name)
 		repl.Set("fulfilment.resource", m.Resource)
