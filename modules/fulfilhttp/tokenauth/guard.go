@@ -73,9 +73,9 @@ type AuthHandler struct {
 	headers    fulfilhttp.IdentityHeaders // the identity header; the names the guard sets or strips, never hop-by-hop
 	requestID  string
 	strip      []string // StripHeaders, canonical
-	challenge  string // for 401 without a token
-	invalidHdr string // for 401 invalid_token
-	expiredHdr string // for 403
+	challenge  string   // for 401 without a token
+	invalidHdr string   // for 401 invalid_token
+	expiredHdr string   // for 403
 }
 
 // CaddyModule returns the Caddy module information.
