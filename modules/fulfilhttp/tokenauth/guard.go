@@ -73,6 +73,7 @@ type AuthHandler struct {
 	headers    fulfilhttp.IdentityHeaders // the identity header; the names the guard sets or strips, never hop-by-hop
 	requestID  string
 	strip      []string // StripHeaders, canonical
+	accessLog  accessLog
 	challenge  string   // for 401 without a token
 	invalidHdr string   // for 401 invalid_token
 	expiredHdr string   // for 403
@@ -96,6 +97,14 @@ const (
 func (h *AuthHandler) Provision(ctx caddy.Context) error {
 	h.logger = ctx.Logger()
 	h.setup()
+	// Caddy provisions a server's handlers with the server in the context;
+	// whether it writes an access log is fixed with its configuration.
+	if srv, ok := ctx.Value(caddyhttp.ServerCtxKey).(*caddyhttp.Server); ok && srv != nil {
+		h.accessLog = accessLogOff
+		if srv.Logs != nil {
+			h.accessLog = accessLogOn
+		}
+	}
 	var err error
 	h.app, err = fulfilhttp.LoadApp(ctx)
 	return err
@@ -161,7 +170,7 @@ func (h *AuthHandler) ServeHTTP(w http.ResponseWriter, r *http.Request, next cad
 	if vars != nil {
 		vars[fulfilhttp.RequestIDVar] = rid
 	}
-	extra := accessLogFields(r)
+	extra := h.accessLogFields(r)
 	if extra != nil {
 		extra.Set(zap.String("request_id", rid))
 	}
@@ -204,12 +213,27 @@ func (h *AuthHandler) ServeHTTP(w http.ResponseWriter, r *http.Request, next cad
 	return next.ServeHTTP(w, r)
 }
 
+// accessLog is whether the guard's server writes an access log, as far as
+// the guard knows from its provisioning.
+type accessLog int
+
+const (
+	accessLogUnknown accessLog = iota // provisioned outside a server: ask r's
+	accessLogOff
+	accessLogOn
+)
+
 // accessLogFields returns the fields Caddy adds to r's access log entry,
 // or nil when r's server writes no access log (the only reader of those
 // fields; a server without a log directive skips the work of adding them).
-func accessLogFields(r *http.Request) *caddyhttp.ExtraLogFields {
-	if srv, ok := r.Context().Value(caddyhttp.ServerCtxKey).(*caddyhttp.Server); ok && srv != nil && srv.Logs == nil {
+func (h *AuthHandler) accessLogFields(r *http.Request) *caddyhttp.ExtraLogFields {
+	switch h.accessLog {
+	case accessLogOff:
 		return nil
+	case accessLogUnknown:
+		if srv, ok := r.Context().Value(caddyhttp.ServerCtxKey).(*caddyhttp.Server); ok && srv != nil && srv.Logs == nil {
+			return nil
+		}
 	}
 	extra, _ := r.Context().Value(caddyhttp.ExtraLogFieldsCtxKey).(*caddyhttp.ExtraLogFields)
 	return extra

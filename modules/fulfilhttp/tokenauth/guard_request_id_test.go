@@ -7,7 +7,11 @@ import (
 	"reflect"
 	"testing"
 
+	"github.com/caddyserver/caddy/v2"
+	"github.com/caddyserver/caddy/v2/caddyconfig"
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
+
+	"github.com/fulfilgate/fulfilgate/modules/fulfilment"
 )
 
 // The guard's request id: the same on the answer, upstream and in the
@@ -147,5 +151,50 @@ func TestAuthGuardHeaderValuesAreIndependent(t *testing.T) {
 	}
 	if got := w.Header()["X-Request-Id"]; len(got) != 1 || got[0] != "edited-on-the-answer" {
 		t.Errorf("answer X-Request-Id %q; want only the edited value", got)
+	}
+}
+
+// The guard takes whether its server writes an access log from the server
+// Caddy provisions it in: provisioned in a server without one, it adds no
+// fields to a request's entry; in a server with one, it adds them.
+func TestAuthGuardKnowsItsServersAccessLogFromProvisioning(t *testing.T) {
+	a := startTokensApp(t, testTokensConfig())
+	tok, err := a.TokenService().Token(mustAuth(a))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name string
+		srv  *caddyhttp.Server
+		want int
+	}{
+		{"server without access log", &caddyhttp.Server{}, 0},
+		{"server with access log", &caddyhttp.Server{Logs: &caddyhttp.ServerLogConfig{}}, 3},
+	} {
+		apps := caddy.ModuleMap{"fulfilment": caddyconfig.JSON(&fulfilment.App{DataDir: t.TempDir()}, nil)}
+		base, err := caddy.ProvisionContext(&caddy.Config{Admin: &caddy.AdminConfig{Disabled: true}, AppsRaw: apps})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := caddy.NewContext(base)
+		t.Cleanup(cancel)
+		ctx.Context = context.WithValue(ctx.Context, caddyhttp.ServerCtxKey, tc.srv)
+		h := new(AuthHandler)
+		if err := h.Provision(ctx); err != nil {
+			t.Fatal(err)
+		}
+		h.app = a // the started app, which issued tok
+		r := httptest.NewRequest("GET", "/api/fulfilment/v4/shipments", nil)
+		r.Header.Set("Authorization", "Bearer "+tok.AccessToken)
+		extra := new(caddyhttp.ExtraLogFields)
+		rctx := context.WithValue(r.Context(), caddyhttp.VarsCtxKey, map[string]any{})
+		rctx = context.WithValue(rctx, caddyhttp.ExtraLogFieldsCtxKey, extra)
+		next := caddyhttp.HandlerFunc(func(http.ResponseWriter, *http.Request) error { return nil })
+		if err := h.ServeHTTP(httptest.NewRecorder(), r.WithContext(rctx), next); err != nil {
+			t.Fatal(err)
+		}
+		if got := logFieldKeys(extra); len(got) != tc.want {
+			t.Errorf("%s: log fields %v, want %d", tc.name, got, tc.want)
+		}
 	}
 }

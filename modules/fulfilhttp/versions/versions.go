@@ -312,12 +312,7 @@ func (h *VersionHandler) ServeHTTP(w http.ResponseWriter, r *http.Request, next 
 		r.URL.RawPath = m.RawPath
 	}
 	id.Forward(r.Header)
-	fulfilhttp.DropUpgradeAndTrailers(r)
-	for _, name := range overrideHeaders {
-		if _, ok := r.Header[name]; ok {
-			delete(r.Header, name)
-		}
-	}
+	fulfilhttp.DropUpgradeAndTrailers(r, overrideHeaders...)
 	return h.wmsErrors.ServeHTTP(w, r, next)
 }
 
