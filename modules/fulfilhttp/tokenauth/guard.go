@@ -74,9 +74,9 @@ type AuthHandler struct {
 	requestID  string
 	strip      []string // StripHeaders, canonical
 	accessLog  accessLog
-	challenge  string   // for 401 without a token
-	invalidHdr string   // for 401 invalid_token
-	expiredHdr string   // for 403
+	challenge  string // for 401 without a token
+	invalidHdr string // for 401 invalid_token
+	expiredHdr string // for 403
 }
 
 // CaddyModule returns the Caddy module information.
