@@ -7,11 +7,9 @@ import (
 	"reflect"
 	"testing"
 
-	"github.com/caddyserver/caddy/v2"
-	"github.com/caddyserver/caddy/v2/caddyconfig"
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
 
-	"github.com/fulfilgate/fulfilgate/modules/fulfilment"
+	"github.com/fulfilgate/fulfilgate/internal/fulfilmenttest"
 )
 
 // The guard's request id: the same on the answer, upstream and in the
@@ -98,13 +96,7 @@ func logFieldKeys(e *caddyhttp.ExtraLogFields) []string {
 func TestAuthGuardRequestIDOfTheAnswerIsItsOwn(t *testing.T) {
 	a := startTokensApp(t, testTokensConfig())
 	h, _ := newAuthHandler(t, a, &AuthHandler{})
-	tok, err := a.TokenService().Token(mustAuth(a))
-	if err != nil {
-		t.Fatal(err)
-	}
-	r := httptest.NewRequest("GET", "/api/fulfilment/v4/shipments", nil)
-	r.Header.Set("Authorization", "Bearer "+tok.AccessToken)
-	r = r.WithContext(context.WithValue(r.Context(), caddyhttp.VarsCtxKey, map[string]any{}))
+	r := bearerRequest(t, a)
 	w := httptest.NewRecorder()
 	next := caddyhttp.HandlerFunc(func(w http.ResponseWriter, r *http.Request) error {
 		r.Header["X-Request-Id"][0] = "edited-upstream"
@@ -124,13 +116,7 @@ func TestAuthGuardRequestIDOfTheAnswerIsItsOwn(t *testing.T) {
 func TestAuthGuardHeaderValuesAreIndependent(t *testing.T) {
 	a := startTokensApp(t, testTokensConfig())
 	h, _ := newAuthHandler(t, a, &AuthHandler{})
-	tok, err := a.TokenService().Token(mustAuth(a))
-	if err != nil {
-		t.Fatal(err)
-	}
-	r := httptest.NewRequest("GET", "/api/fulfilment/v4/shipments", nil)
-	r.Header.Set("Authorization", "Bearer "+tok.AccessToken)
-	r = r.WithContext(context.WithValue(r.Context(), caddyhttp.VarsCtxKey, map[string]any{}))
+	r := bearerRequest(t, a)
 	var upstreamID, upstreamPartner []string
 	next := caddyhttp.HandlerFunc(func(w http.ResponseWriter, r *http.Request) error {
 		w.Header()["X-Request-Id"][0] = "edited-on-the-answer"
@@ -159,10 +145,6 @@ func TestAuthGuardHeaderValuesAreIndependent(t *testing.T) {
 // fields to a request's entry; in a server with one, it adds them.
 func TestAuthGuardKnowsItsServersAccessLogFromProvisioning(t *testing.T) {
 	a := startTokensApp(t, testTokensConfig())
-	tok, err := a.TokenService().Token(mustAuth(a))
-	if err != nil {
-		t.Fatal(err)
-	}
 	for _, tc := range []struct {
 		name string
 		srv  *caddyhttp.Server
@@ -171,24 +153,16 @@ func TestAuthGuardKnowsItsServersAccessLogFromProvisioning(t *testing.T) {
 		{"server without access log", &caddyhttp.Server{}, 0},
 		{"server with access log", &caddyhttp.Server{Logs: &caddyhttp.ServerLogConfig{}}, 3},
 	} {
-		apps := caddy.ModuleMap{"fulfilment": caddyconfig.JSON(&fulfilment.App{DataDir: t.TempDir()}, nil)}
-		base, err := caddy.ProvisionContext(&caddy.Config{Admin: &caddy.AdminConfig{Disabled: true}, AppsRaw: apps})
-		if err != nil {
-			t.Fatal(err)
-		}
-		ctx, cancel := caddy.NewContext(base)
-		t.Cleanup(cancel)
+		ctx := fulfilmenttest.ConfigContext(t)
 		ctx.Context = context.WithValue(ctx.Context, caddyhttp.ServerCtxKey, tc.srv)
 		h := new(AuthHandler)
 		if err := h.Provision(ctx); err != nil {
 			t.Fatal(err)
 		}
 		h.app = a // the started app, which issued tok
-		r := httptest.NewRequest("GET", "/api/fulfilment/v4/shipments", nil)
-		r.Header.Set("Authorization", "Bearer "+tok.AccessToken)
+		r := bearerRequest(t, a)
 		extra := new(caddyhttp.ExtraLogFields)
-		rctx := context.WithValue(r.Context(), caddyhttp.VarsCtxKey, map[string]any{})
-		rctx = context.WithValue(rctx, caddyhttp.ExtraLogFieldsCtxKey, extra)
+		rctx := context.WithValue(r.Context(), caddyhttp.ExtraLogFieldsCtxKey, extra)
 		next := caddyhttp.HandlerFunc(func(http.ResponseWriter, *http.Request) error { return nil })
 		if err := h.ServeHTTP(httptest.NewRecorder(), r.WithContext(rctx), next); err != nil {
 			t.Fatal(err)
