@@ -127,6 +127,9 @@ func (s *Service) commitAcks(batch []ackResult) {
 		r := &batch[i]
 		id := r.d.ID
 		delete(sc.inflight, id)
+		if sc.claimed != nil {
+			delete(sc.claimed, id) // settled (or, unrecorded, left to its lease)
+		}
 		if sc.scanning {
 			sc.doneDuring[id] = true
 		}
