@@ -48,11 +48,12 @@ func Run(t *testing.T, open Opener) {
 }
 
 // Behaviours returns the contract's table: the token store's, the
-// subscriptions', the queue's, the dead letters' and the feed store's.
+// subscriptions', the queue's, the dead letters', the shared queue's
+// claims (skipped by a backend that does not claim) and the feed store's.
 func Behaviours() []Behaviour {
 	var all []Behaviour
 	for _, part := range [][]Behaviour{tokenBehaviours, subscriptionBehaviours, queueBehaviours,
-		deadLetterBehaviours, feedBehaviours} {
+		deadLetterBehaviours, claimBehaviours, feedBehaviours} {
 		all = append(all, part...)
 	}
 	return all
