@@ -56,7 +56,7 @@ func (s *Service) claimPass(now time.Time) (passResult, error) {
 	sc.mu.Unlock()
 
 	var res passResult
-	var corrupt [][]byte
+	var corrupt, unready [][]byte
 	if room > 0 {
 		ctx, cancel := context.WithTimeout(context.Background(), claimTimeout)
 		got, next, err := s.claimer.Claim(ctx, ClaimRequest{Now: now, Lease: cfg.claimLease(), Max: room,
@@ -75,7 +75,11 @@ func (s *Service) claimPass(now time.Time) (passResult, error) {
 				delete(sc.claimed, e.ID)
 				continue
 			}
-			sc.enqueue(d, e.Pos)
+			if !sc.enqueue(d, e.Pos) { // its partner's ready queue is full: not expected, given perPartner
+				delete(sc.held, d.PartnerID)
+				delete(sc.claimed, e.ID)
+				unready = append(unready, e.Pos)
+			}
 		}
 		sc.mu.Unlock()
 		// Undecodable ones took their partner's share of the claim: claim
@@ -87,6 +91,14 @@ func (s *Service) claimPass(now time.Time) (passResult, error) {
 	sc.mu.Unlock()
 	if len(corrupt) > 0 {
 		s.quarantine(corrupt)
+	}
+	if len(unready) > 0 {
+		ctx, cancel := context.WithTimeout(context.Background(), claimTimeout)
+		err := s.claimer.Release(ctx, unready)
+		cancel()
+		if err != nil {
+			return res, err
+		}
 	}
 	return res, nil
 }
