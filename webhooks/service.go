@@ -113,7 +113,7 @@ func (s *Service) CurrentDepth() (queued, dead int64, err error) {
 	return queued, dead, nil
 }
 
-func (s *Service) reportDepth() { s.cur().opts.Observer.Depth(s.queued.Load(), s.dead.Load()) }
+func (s *Service) reportDepth() { s.cur().opts.Observer.Depth(s.Depth()) }
 
 func (s *Service) rand() float64 {
 	s.randMu.Lock()
