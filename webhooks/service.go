@@ -27,8 +27,9 @@ type Service struct {
 
 	randMu sync.Mutex // Options.Rand need not be safe for concurrent use
 
-	sched scheduler
-	wake  <-chan struct{} // the shared queue's wake-ups (nil: none)
+	sched  scheduler
+	wake   <-chan struct{} // the shared queue's wake-ups (nil: none)
+	shared sharedSubs      // subscriptions of a shared queue found in the store
 
 	acks          chan ackResult
 	committerDone chan struct{}

@@ -296,3 +296,46 @@ func TestTheOperatorViewsAnswerAlikeOnEveryInstance(t *testing.T) {
 		t.Fatalf("A's depth after the replay was delivered: %d queued, %d dead; want 0 and 1", q, d)
 	}
 }
+
+// TestADeliveryForASubscriptionMadeOnAnotherInstanceIsNotDropped: B
+// started before A created the subscription, so B does not know it; B
+// claims the delivery A queued for it and delivers it (the store has the
+// subscription) rather than dropping it.
+func TestADeliveryForASubscriptionMadeOnAnotherInstanceIsNotDropped(t *testing.T) {
+	dsn := migratedPool(t).Config().ConnString()
+	clock := &gatewayClock{now: t0}
+	rcv := newSharedReceiver(t, func(string) int { return http200 })
+	a := newGateway(t, dsn, "A", clock, nil)
+	b := newGateway(t, dsn, "B", clock, nil)
+	a.subscribe(t, "p1", rcv.URL)
+	a.publish(t, "p1", "e1", "e2")
+	if n := b.runDue(t); n != 2 {
+		t.Fatalf("B made %d attempts, want the two deliveries of A's subscription", n)
+	}
+	if got := len(rcv.perID("B")); got != 2 || b.obs.count(webhooks.OutcomeDropped) != 0 {
+		t.Fatalf("B delivered %d and dropped %d, want both delivered", got, b.obs.count(webhooks.OutcomeDropped))
+	}
+}
+
+// TestADeliveryForASubscriptionDeletedOnAnotherInstanceIsDropped: the
+// subscription B never knew was deleted on A after A queued a delivery
+// for it: B drops the delivery.
+func TestADeliveryForASubscriptionDeletedOnAnotherInstanceIsDropped(t *testing.T) {
+	dsn := migratedPool(t).Config().ConnString()
+	clock := &gatewayClock{now: t0}
+	rcv := newSharedReceiver(t, func(string) int { return http200 })
+	a := newGateway(t, dsn, "A", clock, nil)
+	b := newGateway(t, dsn, "B", clock, nil)
+	sub := a.subscribe(t, "p1", rcv.URL)
+	a.publish(t, "p1", "e1")
+	if err := a.svc.Subscriptions().Delete("p1", sub.ID); err != nil {
+		t.Fatal(err)
+	}
+	b.runDue(t)
+	if len(rcv.arrivals()) != 0 || b.obs.count(webhooks.OutcomeDropped) != 1 {
+		t.Fatalf("%d requests, %d dropped; want the delivery dropped, not sent", len(rcv.arrivals()), b.obs.count(webhooks.OutcomeDropped))
+	}
+	if q, d := b.depth(t); q != 0 || d != 0 {
+		t.Fatalf("%d queued, %d dead after the drop; want none", q, d)
+	}
+}
