@@ -121,17 +121,18 @@ func (s *SubscriptionStore) markGone(id string) {
 // are reloaded first, by a reload begun after the miss (one for the misses
 // that wait meanwhile). A delivery is queued only after its subscription
 // was stored, so an id such a reload does not find was deleted, and is
-// remembered as gone. If the subscriptions cannot be reloaded, the
-// delivery is attempted rather than dropped.
-func (s *SubscriptionStore) known(id, partnerID string) bool {
+// remembered as gone. The error is the reload's: whether the subscription
+// exists is then unknown, and the attempt fails (and is retried) rather
+// than drop the delivery.
+func (s *SubscriptionStore) known(id, partnerID string) (bool, error) {
 	if sub, ok := s.lookup(id); ok || !s.shared {
-		return ok && sub.PartnerID == partnerID
+		return ok && sub.PartnerID == partnerID, nil
 	}
 	s.mu.RLock()
 	_, gone := s.gone[id]
 	s.mu.RUnlock()
 	if gone {
-		return false
+		return false, nil
 	}
 	begun := s.reloads.Load()
 	s.refreshMu.Lock()
@@ -141,9 +142,7 @@ func (s *SubscriptionStore) known(id, partnerID string) bool {
 	}
 	s.refreshMu.Unlock()
 	if err != nil {
-		s.cfg.Load().opts.Logger.Warn("webhooks: a delivery's subscription is unknown and the subscriptions could not be reloaded; attempting it",
-			zap.String("subscription", id), zap.Error(err))
-		return true
+		return false, err
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -151,5 +150,5 @@ func (s *SubscriptionStore) known(id, partnerID string) bool {
 	if !ok {
 		s.markGone(id)
 	}
-	return ok && sub.PartnerID == partnerID
+	return ok && sub.PartnerID == partnerID, nil
 }

@@ -52,12 +52,14 @@ func Run(t *testing.T, open Opener) {
 }
 
 // Behaviours returns the contract's table: the token store's, the
-// signing keys', the subscriptions', the queue's, the dead letters', the feed
-// store's, the feed lease's and the change notifications'.
+// signing keys', the subscriptions', the queue's, the dead letters', the
+// shared queue's claims (skipped by a backend that does not claim), the
+// feed store's, the feed lease's and the change notifications' (skipped by
+// a backend that notifies none).
 func Behaviours() []Behaviour {
 	var all []Behaviour
 	for _, part := range [][]Behaviour{tokenBehaviours, keyBehaviours, subscriptionBehaviours, queueBehaviours,
-		deadLetterBehaviours, feedBehaviours, feedLeaseBehaviours, changeBehaviours} {
+		deadLetterBehaviours, claimBehaviours, feedBehaviours, feedLeaseBehaviours, changeBehaviours} {
 		all = append(all, part...)
 	}
 	return all
