@@ -16,6 +16,7 @@ import (
 //	wh/dead/<delivery id>                      → delivery record (dead letter)
 //	wh/dexp/<8-byte big-endian unix nanos><id> → "" (dead-letter expiry index)
 //	wh/corrupt/<position>                      → a queued record that did not decode, set aside
+//	wh/done/<subscription id>\x00<position>    → delivery record (delivered; position of the delivery time)
 //
 // A queued delivery is one key: its schedule entry holds the record, so a
 // delivery costs one write when queued and one delete when done, and the
@@ -25,6 +26,7 @@ const (
 	deadPrefix    = "wh/dead/"
 	deadExpPrefix = "wh/dexp/"
 	corruptPrefix = "wh/corrupt/"
+	donePrefix    = "wh/done/"
 )
 
 func dueKey(pos []byte) []byte {
@@ -165,6 +167,17 @@ func (a *keyArena) due(pos []byte) []byte {
 	return a.buf[start:len(a.buf):len(a.buf)]
 }
 
+// done returns the delivered-record key of e.
+func (a *keyArena) done(e *webhooks.QueueEntry) []byte {
+	n := len(donePrefix) + len(e.SubscriptionID) + 1 + len(e.Pos)
+	if cap(a.buf)-len(a.buf) < n {
+		a.buf = make([]byte, 0, max(n, 16<<10))
+	}
+	start := len(a.buf)
+	a.buf = append(append(append(append(a.buf, donePrefix...), e.SubscriptionID...), 0), e.Pos...)
+	return a.buf[start:len(a.buf):len(a.buf)]
+}
+
 // settle applies one settlement to txn.
 func settle(txn *badger.Txn, st *webhooks.Settlement, keys *keyArena) error {
 	err := txn.Delete(keys.due(st.Pos))
@@ -178,6 +191,10 @@ func settle(txn *badger.Txn, st *webhooks.Settlement, keys *keyArena) error {
 		return errors.Join(
 			txn.Set([]byte(deadPrefix+st.Entry.ID), st.Entry.Record),
 			txn.Set(expKey(st.Entry.ID, st.Expires), nil))
+	case webhooks.SettleDone:
+		if st.Entry.Record != nil {
+			return txn.Set(keys.done(&st.Entry), st.Entry.Record)
+		}
 	}
 	return nil
 }

@@ -105,7 +105,11 @@ SELECT $3, $4, $5, $6, $7 WHERE EXISTS (SELECT 1 FROM gone)
 ON CONFLICT (pos) DO UPDATE SET id = excluded.id, partner_id = excluded.partner_id,
 	subscription_id = excluded.subscription_id, record = excluded.record, lease_owner = NULL, lease_until_ns = NULL`
 	settleRetryInPlace = "UPDATE deliveries SET record = $3, lease_owner = NULL, lease_until_ns = NULL WHERE " + settleMine
-	settleDead         = `WITH gone AS (DELETE FROM deliveries WHERE ` + settleMine + ` RETURNING 1)
+	settleDelivered    = `WITH gone AS (DELETE FROM deliveries WHERE ` + settleMine + ` RETURNING 1)
+INSERT INTO delivered (subscription_id, pos, id, partner_id, record)
+SELECT $3, $4, $5, $6, $7 WHERE EXISTS (SELECT 1 FROM gone)
+ON CONFLICT (subscription_id, pos) DO UPDATE SET record = excluded.record`
+	settleDead = `WITH gone AS (DELETE FROM deliveries WHERE ` + settleMine + ` RETURNING 1)
 INSERT INTO dead_letters (id, partner_id, subscription_id, record, expires_ns)
 SELECT $3, $4, $5, $6, $7 WHERE EXISTS (SELECT 1 FROM gone)
 ON CONFLICT (id) DO UPDATE SET partner_id = excluded.partner_id, subscription_id = excluded.subscription_id,
@@ -125,7 +129,11 @@ func (ws *webhookStore) Settle(batch []webhooks.Settlement, done []bool) error {
 		e := st.Entry
 		switch st.Kind {
 		case webhooks.SettleDone:
-			b.Queue(settleDone, st.Pos, me)
+			if e.Record != nil {
+				b.Queue(settleDelivered, st.Pos, me, e.SubscriptionID, e.Pos, e.ID, e.PartnerID, e.Record)
+			} else {
+				b.Queue(settleDone, st.Pos, me)
+			}
 		case webhooks.SettleRetry:
 			retries++
 			if bytes.Equal(st.Pos, e.Pos) {

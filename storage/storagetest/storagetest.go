@@ -52,7 +52,7 @@ func Run(t *testing.T, open Opener) {
 func Behaviours() []Behaviour {
 	var all []Behaviour
 	for _, part := range [][]Behaviour{tokenBehaviours, subscriptionBehaviours, queueBehaviours,
-		deadLetterBehaviours, feedBehaviours} {
+		deadLetterBehaviours, deliveredBehaviours, feedBehaviours} {
 		all = append(all, part...)
 	}
 	return all
