@@ -17,11 +17,14 @@ type ackResult struct {
 	// retention of a dead delivery, from the settings the attempt started
 	// with
 	retention time.Duration
+	// keep: a delivered delivery is kept for the delivery log
+	keep bool
 }
 
 // settlement is r as the store records it: success and dropped remove the
-// delivery, failure moves it to its next attempt, dead moves it to the dead
-// letters until its retention ends.
+// delivery (a success is kept for the delivery log, at the time it was
+// delivered), failure moves it to its next attempt, dead moves it to the
+// dead letters until its retention ends.
 func (r *ackResult) settlement() Settlement {
 	d := r.d
 	st := Settlement{Pos: r.oldKey}
@@ -34,6 +37,9 @@ func (r *ackResult) settlement() Settlement {
 		st.Entry = QueueEntry{ID: d.ID, PartnerID: d.PartnerID, SubscriptionID: d.SubscriptionID, Record: d.marshal()}
 	default:
 		st.Kind = SettleDone
+		if r.outcome == OutcomeSuccess && r.keep {
+			st.Entry = d.entry() // at Due, the time it was delivered
+		}
 	}
 	return st
 }
@@ -105,7 +111,12 @@ func (s *Service) commitAcks(batch []ackResult) {
 		}
 		s.cur().opts.Observer.Delivery(batch[i].d.Event.Name, batch[i].outcome)
 		switch batch[i].outcome {
-		case OutcomeSuccess, OutcomeDropped:
+		case OutcomeSuccess:
+			dq--
+			if batch[i].keep {
+				s.noteDelivered(batch[i].d.SubscriptionID)
+			}
+		case OutcomeDropped:
 			dq--
 		case OutcomeDead:
 			dq--

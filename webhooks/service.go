@@ -36,6 +36,11 @@ type Service struct {
 
 	queued, dead atomic.Int64
 
+	logCounts map[string]int // the committer's: delivered records per subscription since its last trim
+	trimMu    sync.Mutex
+	trimDue   map[string]bool // subscriptions whose delivery logs are to be trimmed
+	trimWake  chan struct{}
+
 	startOnce, closeOnce sync.Once
 	loops                sync.WaitGroup // dispatcher loop, maintenance loop
 	workers              sync.WaitGroup // attempt goroutines
@@ -56,7 +61,8 @@ func New(opts Options) (*Service, error) {
 	}
 	s := &Service{store: cfg.opts.Storage, clock: cfg.opts.Clock,
 		acks: make(chan ackResult, 4*cfg.opts.Workers), committerDone: make(chan struct{}),
-		stopCommit: make(chan struct{})}
+		stopCommit: make(chan struct{}), logCounts: map[string]int{}, trimDue: map[string]bool{},
+		trimWake: make(chan struct{}, 1)}
 	s.cfg.Store(cfg)
 	if s.subs, err = newSubscriptionStore(s.store, &s.cfg); err != nil {
 		return nil, err
@@ -141,13 +147,13 @@ func waitOr(wg *sync.WaitGroup, deadline <-chan time.Time) {
 	}
 }
 
-// maintenance purges expired dead letters hourly and, for a backend that
-// wants it (Maintainer), runs its upkeep every ten minutes.
+// maintenance purges expired dead letters and trims the delivery logs
+// hourly, trims a subscription's delivery log when the committer asks, and,
+// for a backend that wants it (Maintainer), runs its upkeep every ten
+// minutes.
 func (s *Service) maintenance() {
 	defer s.loops.Done()
-	if _, err := s.PurgeDead(); err != nil {
-		s.logger().Warn("webhooks: purging dead letters", zap.Error(err))
-	}
+	s.hourly()
 	purge := time.NewTicker(time.Hour)
 	gc := time.NewTicker(10 * time.Minute)
 	defer purge.Stop()
@@ -157,14 +163,24 @@ func (s *Service) maintenance() {
 		case <-s.ctx.Done():
 			return
 		case <-purge.C:
-			if _, err := s.PurgeDead(); err != nil {
-				s.logger().Warn("webhooks: purging dead letters", zap.Error(err))
-			}
+			s.hourly()
+		case <-s.trimWake:
+			s.trimDueLogs()
 		case <-gc.C:
 			if m, ok := s.store.(Maintainer); ok {
 				m.Maintain(s.ctx)
 			}
 		}
+	}
+}
+
+// hourly purges the expired dead letters and trims the delivery logs.
+func (s *Service) hourly() {
+	if _, err := s.PurgeDead(); err != nil {
+		s.logger().Warn("webhooks: purging dead letters", zap.Error(err))
+	}
+	if _, err := s.TrimDeliveryLog(); err != nil {
+		s.logger().Warn("webhooks: trimming the delivery logs", zap.Error(err))
 	}
 }
 
