@@ -166,7 +166,7 @@ func (s *Service) run(d *delivery, oldKey []byte, tgt string) {
 	defer release()
 
 	cfg := s.cur() // the whole attempt, and its outcome, use these settings
-	r := ackResult{d: d, oldKey: oldKey, retention: cfg.opts.DeadRetention, keep: cfg.opts.DeliveryLogSize > 0}
+	r := ackResult{d: d, oldKey: oldKey, retention: cfg.opts.DeadRetention, keep: max(cfg.opts.DeliveryLogSize, 0)}
 	if sub, ok := s.subs.lookup(d.SubscriptionID); !ok || sub.PartnerID != d.PartnerID {
 		r.outcome = OutcomeDropped
 	} else {

@@ -17,8 +17,9 @@ type ackResult struct {
 	// retention of a dead delivery, from the settings the attempt started
 	// with
 	retention time.Duration
-	// keep: a delivered delivery is kept for the delivery log
-	keep bool
+	// keep: how many delivered deliveries the delivery log keeps per
+	// subscription (none if 0), from the settings the attempt started with
+	keep int
 }
 
 // settlement is r as the store records it: success and dropped remove the
@@ -37,8 +38,8 @@ func (r *ackResult) settlement() Settlement {
 		st.Entry = QueueEntry{ID: d.ID, PartnerID: d.PartnerID, SubscriptionID: d.SubscriptionID, Record: d.marshal()}
 	default:
 		st.Kind = SettleDone
-		if r.outcome == OutcomeSuccess && r.keep {
-			st.Entry = d.entry() // at Due, the time it was delivered
+		if r.outcome == OutcomeSuccess && r.keep > 0 {
+			st.Entry, st.Keep = d.entry(), r.keep // at Due, the time it was delivered
 		}
 	}
 	return st
@@ -111,12 +112,7 @@ func (s *Service) commitAcks(batch []ackResult) {
 		}
 		s.cur().opts.Observer.Delivery(batch[i].d.Event.Name, batch[i].outcome)
 		switch batch[i].outcome {
-		case OutcomeSuccess:
-			dq--
-			if batch[i].keep {
-				s.noteDelivered(batch[i].d.SubscriptionID)
-			}
-		case OutcomeDropped:
+		case OutcomeSuccess, OutcomeDropped:
 			dq--
 		case OutcomeDead:
 			dq--

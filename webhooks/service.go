@@ -36,11 +36,6 @@ type Service struct {
 
 	queued, dead atomic.Int64
 
-	logCounts map[string]int // the committer's: delivered records per subscription since its last trim
-	trimMu    sync.Mutex
-	trimDue   map[string]bool // subscriptions whose delivery logs are to be trimmed
-	trimWake  chan struct{}
-
 	startOnce, closeOnce sync.Once
 	loops                sync.WaitGroup // dispatcher loop, maintenance loop
 	workers              sync.WaitGroup // attempt goroutines
@@ -61,8 +56,7 @@ func New(opts Options) (*Service, error) {
 	}
 	s := &Service{store: cfg.opts.Storage, clock: cfg.opts.Clock,
 		acks: make(chan ackResult, 4*cfg.opts.Workers), committerDone: make(chan struct{}),
-		stopCommit: make(chan struct{}), logCounts: map[string]int{}, trimDue: map[string]bool{},
-		trimWake: make(chan struct{}, 1)}
+		stopCommit: make(chan struct{})}
 	s.cfg.Store(cfg)
 	if s.subs, err = newSubscriptionStore(s.store, &s.cfg); err != nil {
 		return nil, err
@@ -148,9 +142,8 @@ func waitOr(wg *sync.WaitGroup, deadline <-chan time.Time) {
 }
 
 // maintenance purges expired dead letters and trims the delivery logs
-// hourly, trims a subscription's delivery log when the committer asks, and,
-// for a backend that wants it (Maintainer), runs its upkeep every ten
-// minutes.
+// hourly and, for a backend that wants it (Maintainer), runs its upkeep
+// every ten minutes.
 func (s *Service) maintenance() {
 	defer s.loops.Done()
 	s.hourly()
@@ -164,8 +157,6 @@ func (s *Service) maintenance() {
 			return
 		case <-purge.C:
 			s.hourly()
-		case <-s.trimWake:
-			s.trimDueLogs()
 		case <-gc.C:
 			if m, ok := s.store.(Maintainer); ok {
 				m.Maintain(s.ctx)

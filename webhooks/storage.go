@@ -75,7 +75,11 @@ type Settlement struct {
 	// Entry is, for SettleRetry, the new entry; for SettleDead, the dead
 	// letter (Pos unused); for SettleDone, when its Record is not nil, the
 	// delivered record to keep, at Pos SchedulePos(delivered at, id).
-	Entry   QueueEntry
+	Entry QueueEntry
+	// Keep, for SettleDone with a record, bounds the subscription's
+	// delivered records: once the record is written the subscription holds
+	// at most Keep of them, the others being the latest written before.
+	Keep    int
 	Expires time.Time // SettleDead: when the dead letter is purged
 }
 
@@ -147,9 +151,10 @@ type DeadLetterStorage interface {
 }
 
 // DeliveredStorage keeps recently delivered deliveries for the partners'
-// delivery log: Settle writes them (SettleDone with a record), keyed by
+// delivery log: Settle writes them (SettleDone with a record), by
 // subscription and position (SchedulePos of the delivery time and the id),
-// and the service trims them to a bounded number per subscription.
+// at most Settlement.Keep per subscription; the service trims those that
+// are too old, and those of deleted subscriptions, hourly.
 type DeliveredStorage interface {
 	// ScanDelivered calls fn with subscriptionID's delivered records, the
 	// latest position first, until fn returns false or an error.

@@ -9,15 +9,21 @@ import (
 )
 
 // deliver queues e and settles it delivered at at, keeping its record
-// under subscription e.SubscriptionID; it returns the kept entry.
+// under subscription e.SubscriptionID (at most 100 of them); it returns the
+// kept entry.
 func deliver(t *testing.T, b Backend, e webhooks.QueueEntry, at time.Time) webhooks.QueueEntry {
+	return deliverKeeping(t, b, e, at, 100)
+}
+
+// deliverKeeping is deliver with the subscription keeping at most keep.
+func deliverKeeping(t *testing.T, b Backend, e webhooks.QueueEntry, at time.Time, keep int) webhooks.QueueEntry {
 	t.Helper()
 	enqueue(t, b, e)
 	kept := e
 	kept.Pos = webhooks.SchedulePos(at, e.ID)
 	kept.Record = []byte("delivered " + e.ID)
 	done := []bool{false}
-	if err := b.Webhooks.Settle([]webhooks.Settlement{{Pos: e.Pos, Kind: webhooks.SettleDone, Entry: kept}}, done); err != nil || !done[0] {
+	if err := b.Webhooks.Settle([]webhooks.Settlement{{Pos: e.Pos, Kind: webhooks.SettleDone, Entry: kept, Keep: keep}}, done); err != nil || !done[0] {
 		t.Fatalf("settling %s delivered: %v", e.ID, err)
 	}
 	return kept
@@ -50,6 +56,28 @@ var deliveredBehaviours = []Behaviour{
 		}
 		if err := sameStrings(deliveredRecords(t, r, "sub_P2"), recordsOf(other)); err != nil {
 			t.Fatalf("ScanDelivered(sub_P2), want only its own: %v", err)
+		}
+	}},
+	{"delivered/a subscription keeps at most Keep records, the latest, across a restart", func(t *testing.T, b Backend) {
+		var kept []webhooks.QueueEntry
+		at := func(i int) time.Time { return t0.Add(time.Duration(i) * time.Minute) }
+		for i := range 4 {
+			kept = append(kept, deliverKeeping(t, b, entry("whd_"+string(rune('a'+i)), "P1", t0), at(i), 3))
+		}
+		r := b.Reopen(t)
+		kept = append(kept, deliverKeeping(t, r, entry("whd_e", "P1", t0), at(4), 3))
+		if err := sameStrings(deliveredRecords(t, r, "sub_P1"), recordsOf(kept[4], kept[3], kept[2])); err != nil {
+			t.Fatalf("one delivery after a restart, keeping 3: want the latest 3 (the restart must not overwrite a recent one): %v", err)
+		}
+		for i := 5; i < 7; i++ {
+			kept = append(kept, deliverKeeping(t, r, entry("whd_"+string(rune('a'+i)), "P1", t0), at(i), 3))
+		}
+		other := deliverKeeping(t, r, entry("whd_o", "P2", t0), at(0), 3)
+		if err := sameStrings(deliveredRecords(t, r, "sub_P1"), recordsOf(kept[6], kept[5], kept[4])); err != nil {
+			t.Fatalf("after 7 deliveries keeping 3, want the latest 3: %v", err)
+		}
+		if err := sameStrings(deliveredRecords(t, r, "sub_P2"), recordsOf(other)); err != nil {
+			t.Fatalf("another subscription's records: %v", err)
 		}
 	}},
 	{"delivered/a done settlement without a record keeps nothing", func(t *testing.T, b Backend) {
