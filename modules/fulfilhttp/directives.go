@@ -11,7 +11,7 @@ import "github.com/caddyserver/caddy/v2/caddyconfig/httpcaddyfile"
 
 // The gateway's HTTP directives run in this order, all before reverse_proxy:
 // token endpoint, Bearer guard, subscriptions API, version mapping, feed
-// ingest. Kept in one place, which every handler package imports, because
+// ingest, partner portal. Kept in one place, which every handler package imports, because
 // the order of registration is the order of the directives and
 // RegisterDirectiveOrder panics on a second registration.
 func init() {
@@ -21,6 +21,7 @@ func init() {
 		"fulfilment_subscriptions",
 		"fulfilment_version",
 		"fulfilment_ingest",
+		"fulfilment_portal",
 	} {
 		httpcaddyfile.RegisterDirectiveOrder(dir, httpcaddyfile.Before, "reverse_proxy")
 	}
