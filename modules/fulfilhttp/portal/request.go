@@ -132,19 +132,26 @@ func (h *Handler) prepare(w http.ResponseWriter, r *http.Request, rt route, pc *
 const csrfField = "csrf_token"
 
 // sameOrigin reports whether a state-changing request comes from a page of
-// this origin. Browsers send Sec-Fetch-Site (and Origin on POST): a value
-// naming another site refuses the request. A request with neither (a
-// non-browser client) is left to the CSRF token.
+// this origin. Browsers send Sec-Fetch-Site: anything but same-origin (or
+// none, a request the user made) refuses the request. Origin, when it names
+// an origin, must be this one; a browser sends "null" instead under the
+// portal's no-referrer policy, which only passes with Sec-Fetch-Site. A
+// request with neither header (not a current browser) is left to the CSRF
+// token.
 func sameOrigin(r *http.Request) bool {
-	if site := r.Header.Get("Sec-Fetch-Site"); site != "" && site != "same-origin" && site != "none" {
+	site := r.Header.Get("Sec-Fetch-Site")
+	if site != "" && site != "same-origin" && site != "none" {
 		return false
 	}
 	origin := r.Header.Get("Origin")
-	if origin == "" {
+	switch origin {
+	case "":
 		return true
+	case "null":
+		return site != ""
 	}
 	u, err := url.Parse(origin)
-	if err != nil || origin == "null" {
+	if err != nil {
 		return false
 	}
 	return strings.EqualFold(u.Host, r.Host) && u.Scheme == requestScheme(r)
