@@ -30,6 +30,7 @@ func (h *Handler) routes() []route {
 	rs = append(rs, h.signInRoutes()...)
 	rs = append(rs, h.overviewRoutes()...)
 	rs = append(rs, h.integrationRoutes()...)
+	rs = append(rs, h.webhookRoutes()...)
 	rs = append(rs, staticRoutes()...)
 	return rs
 }
@@ -39,6 +40,8 @@ func nav() []navItem {
 	return []navItem{
 		{Label: "Overview", Path: "/"},
 		{Label: "Integrations", Path: "/settings/integrations"},
+		{Label: "Webhooks", Path: "/webhooks"},
+		{Label: "Events", Path: "/events"},
 	}
 }
 
