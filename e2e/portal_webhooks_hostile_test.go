@@ -133,6 +133,21 @@ func TestPortalWebhookActionsNeedTheSessionsCSRFToken(t *testing.T) {
 	}
 }
 
+// A webhook key set in the configuration is the operator's: the portal
+// refuses to rotate it and says who can, and the key stays as it was.
+func TestPortalDoesNotRotateAWebhookKeySetInTheConfiguration(t *testing.T) {
+	g := startPortalWebhooksGateway(t)
+	a := portalSignIn(t, g, "partner-acme")
+	status, _, body := a.post(t, "/webhooks/key/rotate", url.Values{"csrf_token": {a.csrf(t)}})
+	if status != http.StatusConflict || !strings.Contains(body, "set by your warehouse") {
+		t.Fatalf("rotating a configured webhook key: %d, want 409 saying the warehouse sets it\n%s", status, body)
+	}
+	_, _, body = a.post(t, "/webhooks/key/reveal", url.Values{"csrf_token": {a.csrf(t)}})
+	if !strings.Contains(body, "DEMO-ONLY-acme-webhook-key-0123456789abcdef") {
+		t.Fatal("the configured webhook key changed after a refused rotation")
+	}
+}
+
 // stripIDs removes ids from a page, to compare pages that differ only by
 // the ids asked for.
 func stripIDs(body string, ids ...string) string {
