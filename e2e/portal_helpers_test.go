@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"io"
 	"net/http"
 	"net/url"
 	"regexp"
@@ -110,13 +109,3 @@ func (s *portalSession) createClient(t *testing.T) (id, secret string) {
 	return im[1], sm[1]
 }
 
-// readAll reads and closes a body.
-func readAll(t *testing.T, r io.ReadCloser) string {
-	t.Helper()
-	defer r.Close()
-	b, err := io.ReadAll(r)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return string(b)
-}
