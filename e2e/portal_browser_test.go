@@ -178,4 +178,3 @@ func isInvalidClient(err error) bool {
 	var re *oauth2.RetrieveError
 	return errors.As(err, &re) && re.Response != nil && re.Response.StatusCode == http.StatusUnauthorized
 }
-

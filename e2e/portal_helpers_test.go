@@ -108,4 +108,3 @@ func (s *portalSession) createClient(t *testing.T) (id, secret string) {
 	}
 	return im[1], sm[1]
 }
-
