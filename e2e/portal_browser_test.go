@@ -51,7 +51,9 @@ func TestPortalIntegrationsInABrowser(t *testing.T) {
 	// and leaves the token out of the address bar.
 	run("opening the link", chromedp.Navigate(link), chromedp.WaitVisible(chromedp.CSS("#continue")))
 	shot("01-signin")
-	run("continuing", chromedp.Click(chromedp.CSS("#continue")), chromedp.WaitVisible(chromedp.CSS("main h1")))
+	// (.account is only on a signed-in page: waiting for it waits for the
+	// navigation the click starts.)
+	run("continuing", chromedp.Click(chromedp.CSS("#continue")), chromedp.WaitVisible(chromedp.CSS(".account")))
 	if u := location(); u != g.Base+"/portal/" || strings.Contains(u, linkToken) {
 		t.Fatalf("after sign-in the address is %q, want %s/portal/ without the link's token\nserver logs:\n%s", u, g.Base, g.Logs)
 	}
@@ -136,8 +138,8 @@ func TestPortalIntegrationsInABrowser(t *testing.T) {
 	}
 
 	// The same page on a phone.
-	run("phone viewport", chromedp.EmulateViewport(browsertest.Phone.W, browsertest.Phone.H), chromedp.Reload(),
-		chromedp.WaitVisible(chromedp.CSS("#clients")))
+	run("phone viewport", chromedp.EmulateViewport(browsertest.Phone.W, browsertest.Phone.H),
+		chromedp.Navigate(g.Base+"/portal/settings/integrations"), chromedp.WaitVisible(chromedp.CSS("#clients")))
 	shot("10-integrations-phone")
 	run("laptop viewport", chromedp.EmulateViewport(browsertest.Laptop.W, browsertest.Laptop.H))
 
