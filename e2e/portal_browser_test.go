@@ -112,8 +112,9 @@ func TestPortalIntegrationsInABrowser(t *testing.T) {
 	}
 	shot("06-rotated")
 	mustClientToken(t, g, clientID, rotated)
-	// During the grace period the old secret still gets a token.
-	mustClientToken(t, g, clientID, secret)
+	// During the grace period the old secret still gets a token, which
+	// stays valid after the grace until it expires.
+	graceTok := mustClientToken(t, g, clientID, secret)
 	if st := shipmentsStatus(t, g, tok.AccessToken); st != http.StatusOK {
 		t.Fatalf("v4 shipments with the token of the old secret during the grace: %d, want 200", st)
 	}
@@ -122,6 +123,9 @@ func TestPortalIntegrationsInABrowser(t *testing.T) {
 	time.Sleep(time.Until(rotatedAt.Add(grace + 500*time.Millisecond)))
 	if _, err := clientToken(g, clientID, secret); !isInvalidClient(err) {
 		t.Fatalf("the old secret after the grace period: %v, want 401 invalid_client", err)
+	}
+	if st := shipmentsStatus(t, g, graceTok.AccessToken); st != http.StatusOK {
+		t.Fatalf("v4 shipments after the grace with a token the old secret got during it: %d, want 200", st)
 	}
 	tok = mustClientToken(t, g, clientID, rotated)
 

@@ -193,3 +193,25 @@ func TestPortalOperatorRevokesASession(t *testing.T) {
 		t.Fatal("the audit log or the server's log holds the client secret or the session's secret")
 	}
 }
+
+// Sign-ins and portal actions are counted.
+func TestPortalMetrics(t *testing.T) {
+	t.Parallel()
+	g := startPortalGateway(t)
+	a := portalSignIn(t, g, "partner-acme")
+	a.createClient(t)
+	a.post(t, "/settings/integrations/clients", url.Values{"csrf_token": {"forged"}})
+	form := strings.NewReader(url.Values{"token": {"pl000000000000000000000000.guess"}}.Encode())
+	do(t, http.MethodPost, g.Base+"/portal/signin", form, "Content-Type", "application/x-www-form-urlencoded")
+	for sample, want := range map[string]float64{
+		`fulfilgate_portal_signins_total{outcome="ok"}`:                        1,
+		`fulfilgate_portal_signins_total{outcome="invalid_link"}`:              1,
+		`fulfilgate_portal_actions_total{action="create_client",outcome="ok"}`: 1,
+		`fulfilgate_portal_actions_total{action="sign_in",outcome="ok"}`:       1,
+		`fulfilgate_portal_actions_total{action="csrf",outcome="refused"}`:     1,
+	} {
+		if got := metricValue(t, g.Admin, sample); got != want {
+			t.Errorf("%s = %v, want %v", sample, got, want)
+		}
+	}
+}
