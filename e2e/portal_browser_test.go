@@ -51,7 +51,9 @@ func TestPortalIntegrationsInABrowser(t *testing.T) {
 	// and leaves the token out of the address bar.
 	run("opening the link", chromedp.Navigate(link), chromedp.WaitVisible(chromedp.CSS("#continue")))
 	shot("01-signin")
-	run("continuing", chromedp.Click(chromedp.CSS("#continue")), chromedp.WaitVisible(chromedp.CSS("main h1")))
+	// (.account is only on a signed-in page: waiting for it waits for the
+	// navigation the click starts.)
+	run("continuing", chromedp.Click(chromedp.CSS("#continue")), chromedp.WaitVisible(chromedp.CSS(".account")))
 	if u := location(); u != g.Base+"/portal/" || strings.Contains(u, linkToken) {
 		t.Fatalf("after sign-in the address is %q, want %s/portal/ without the link's token\nserver logs:\n%s", u, g.Base, g.Logs)
 	}
@@ -110,8 +112,9 @@ func TestPortalIntegrationsInABrowser(t *testing.T) {
 	}
 	shot("06-rotated")
 	mustClientToken(t, g, clientID, rotated)
-	// During the grace period the old secret still gets a token.
-	mustClientToken(t, g, clientID, secret)
+	// During the grace period the old secret still gets a token, which
+	// stays valid after the grace until it expires.
+	graceTok := mustClientToken(t, g, clientID, secret)
 	if st := shipmentsStatus(t, g, tok.AccessToken); st != http.StatusOK {
 		t.Fatalf("v4 shipments with the token of the old secret during the grace: %d, want 200", st)
 	}
@@ -120,6 +123,9 @@ func TestPortalIntegrationsInABrowser(t *testing.T) {
 	time.Sleep(time.Until(rotatedAt.Add(grace + 500*time.Millisecond)))
 	if _, err := clientToken(g, clientID, secret); !isInvalidClient(err) {
 		t.Fatalf("the old secret after the grace period: %v, want 401 invalid_client", err)
+	}
+	if st := shipmentsStatus(t, g, graceTok.AccessToken); st != http.StatusOK {
+		t.Fatalf("v4 shipments after the grace with a token the old secret got during it: %d, want 200", st)
 	}
 	tok = mustClientToken(t, g, clientID, rotated)
 
@@ -136,8 +142,8 @@ func TestPortalIntegrationsInABrowser(t *testing.T) {
 	}
 
 	// The same page on a phone.
-	run("phone viewport", chromedp.EmulateViewport(browsertest.Phone.W, browsertest.Phone.H), chromedp.Reload(),
-		chromedp.WaitVisible(chromedp.CSS("#clients")))
+	run("phone viewport", chromedp.EmulateViewport(browsertest.Phone.W, browsertest.Phone.H),
+		chromedp.Navigate(g.Base+"/portal/settings/integrations"), chromedp.WaitVisible(chromedp.CSS("#clients")))
 	shot("10-integrations-phone")
 	run("laptop viewport", chromedp.EmulateViewport(browsertest.Laptop.W, browsertest.Laptop.H))
 
@@ -178,4 +184,3 @@ func isInvalidClient(err error) bool {
 	var re *oauth2.RetrieveError
 	return errors.As(err, &re) && re.Response != nil && re.Response.StatusCode == http.StatusUnauthorized
 }
-

@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"io"
 	"net/http"
 	"net/url"
 	"regexp"
@@ -108,15 +107,4 @@ func (s *portalSession) createClient(t *testing.T) (id, secret string) {
 		t.Fatalf("creating a client answered %d without an id and a secret:\n%s", status, body)
 	}
 	return im[1], sm[1]
-}
-
-// readAll reads and closes a body.
-func readAll(t *testing.T, r io.ReadCloser) string {
-	t.Helper()
-	defer r.Close()
-	b, err := io.ReadAll(r)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return string(b)
 }

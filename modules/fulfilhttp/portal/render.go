@@ -33,11 +33,18 @@ var funcs = template.FuncMap{
 		}
 		return t.UTC().Format("2006-01-02 15:04 UTC")
 	},
-	"timePtr": func(t *time.Time) string {
-		if t == nil || t.IsZero() {
+	// shortTime is for tables, whose headers say the times are UTC.
+	"shortTime": func(t time.Time) string {
+		if t.IsZero() {
 			return "—"
 		}
-		return t.UTC().Format("2006-01-02 15:04 UTC")
+		return t.UTC().Format("2 Jan 2006, 15:04")
+	},
+	"timeSec": func(t time.Time) string {
+		if t.IsZero() {
+			return "—"
+		}
+		return t.UTC().Format("2006-01-02 15:04:05 UTC")
 	},
 }
 
