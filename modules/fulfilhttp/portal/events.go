@@ -31,7 +31,7 @@ var exampleIDs = map[string]string{
 	webhooks.EventShipmentShipped:  "SHP-77812",
 	webhooks.EventReceiptReceived:  "RCP-5531",
 	webhooks.EventInboundStatus:    "INB-2207",
-	webhooks.EventAdjustmentPosted: "ADJ-90211-1",
+	webhooks.EventAdjustmentPosted: "ADJ-90211:SKU-1001",
 	webhooks.EventLabelStatus:      "LBL-448120",
 }
 
@@ -40,7 +40,7 @@ var exampleIDs = map[string]string{
 func whenFires(name string, consolidation bool) (string, bool) {
 	switch name {
 	case webhooks.EventOutboundStatus:
-		return "The status of one of your outbounds changed.", true
+		return "One of your outbounds was created or its status changed.", true
 	case webhooks.EventShipmentCreated:
 		if consolidation {
 			return "The warehouse created a shipment for one of your outbounds: items are packed and labelled, and stock is consumed, but the package may not have left yet.", true
@@ -54,9 +54,9 @@ func whenFires(name string, consolidation bool) (string, bool) {
 	case webhooks.EventReceiptReceived:
 		return "Products were received for one of your inbounds.", true
 	case webhooks.EventInboundStatus:
-		return "The status of one of your inbounds changed.", true
+		return "One of your inbounds was created or its status changed.", true
 	case webhooks.EventAdjustmentPosted:
-		return "Stock of one of your products was corrected (for instance after a count): once per corrected product.", true
+		return "Stock of one of your products was corrected (for instance after a count): once per corrected product; the identifier is the adjustment's id and the product's.", true
 	case webhooks.EventLabelStatus:
 		return "The status of the shipment of one of your labels changed.", true
 	}
