@@ -259,3 +259,27 @@ func TestTestDeliveryIsMarkedAndLogged(t *testing.T) {
 		t.Fatalf("a real delivery carries x-hook-test %q, want none", h[len(h)-1].Header.Get("x-hook-test"))
 	}
 }
+
+func TestDeadDeliveryIsReadableAfterItsSubscriptionIsDeleted(t *testing.T) {
+	db := openDB(t, t.TempDir())
+	o := testOptions(db, newFakeClock())
+	o.MaxAttempts = 1
+	s := newService(t, o)
+	rcv := newReceiver(t, always(500))
+	sub := subscribe(t, s, "p1", rcv.URL, EventLabelStatus)
+	s.Publish("p1", []Event{{EventLabelStatus, "L"}}, nil)
+	runDue(t, s)
+	dead := deliveryLog(t, s, "p1", LogFilter{State: StateDead}).Deliveries
+	if len(dead) != 1 {
+		t.Fatalf("dead deliveries = %+v, want 1", dead)
+	}
+	if err := s.Subscriptions().Delete("p1", sub.ID); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := s.Delivery("p1", sub.ID, dead[0].ID); err != nil || got.State != StateDead {
+		t.Fatalf("Delivery after deleting its subscription = %+v, %v; want the dead delivery (it is still listed)", got, err)
+	}
+	if _, err := s.Delivery("p2", sub.ID, dead[0].ID); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("another partner reading it: %v, want ErrNotFound", err)
+	}
+}
