@@ -234,3 +234,20 @@ func TestPortalStopsAtTheClientLimit(t *testing.T) {
 		t.Fatal("at the limit the Create client button is not disabled")
 	}
 }
+
+// Deleting a partner ends its portal sessions: a partner created again
+// under the same id does not inherit them.
+func TestPortalSessionsEndWithTheirPartner(t *testing.T) {
+	t.Parallel()
+	g := startPortalGateway(t)
+	cliJSON(t, g, nil, "partner", "create", "partner-initech")
+	s := portalSignIn(t, g, "partner-initech")
+	if st, _ := s.get(t, "/settings/integrations"); st != http.StatusOK {
+		t.Fatalf("the new partner's Integrations page answered %d, want 200", st)
+	}
+	cliJSON(t, g, nil, "partner", "delete", "partner-initech", "--yes")
+	cliJSON(t, g, nil, "partner", "create", "partner-initech")
+	if st, _ := s.get(t, "/settings/integrations"); st != http.StatusSeeOther {
+		t.Fatalf("the deleted partner's session on the re-created partner answered %d, want 303 to sign-in", st)
+	}
+}
