@@ -215,3 +215,39 @@ func TestPortalMetrics(t *testing.T) {
 		}
 	}
 }
+
+// A partner cannot create more clients than max_clients (10 by default,
+// the Caddyfile's client included): the page disables the button and the
+// form answers 409.
+func TestPortalStopsAtTheClientLimit(t *testing.T) {
+	t.Parallel()
+	g := startPortalGateway(t)
+	a := portalSignIn(t, g, "partner-acme")
+	for range 9 {
+		a.createClient(t)
+	}
+	if st, _, body := a.post(t, "/settings/integrations/clients", url.Values{"csrf_token": {a.csrf(t)}}); st != http.StatusConflict ||
+		!strings.Contains(body, "the most allowed") {
+		t.Fatalf("the 11th client answered %d, want 409 naming the limit", st)
+	}
+	if _, body := a.get(t, "/settings/integrations"); !strings.Contains(body, `id="create-client" disabled`) {
+		t.Fatal("at the limit the Create client button is not disabled")
+	}
+}
+
+// Deleting a partner ends its portal sessions: a partner created again
+// under the same id does not inherit them.
+func TestPortalSessionsEndWithTheirPartner(t *testing.T) {
+	t.Parallel()
+	g := startPortalGateway(t)
+	cliJSON(t, g, nil, "partner", "create", "partner-initech")
+	s := portalSignIn(t, g, "partner-initech")
+	if st, _ := s.get(t, "/settings/integrations"); st != http.StatusOK {
+		t.Fatalf("the new partner's Integrations page answered %d, want 200", st)
+	}
+	cliJSON(t, g, nil, "partner", "delete", "partner-initech", "--yes")
+	cliJSON(t, g, nil, "partner", "create", "partner-initech")
+	if st, _ := s.get(t, "/settings/integrations"); st != http.StatusSeeOther {
+		t.Fatalf("the deleted partner's session on the re-created partner answered %d, want 303 to sign-in", st)
+	}
+}

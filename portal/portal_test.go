@@ -177,3 +177,24 @@ func TestTheAuditLogKeepsRecordsNewestFirst(t *testing.T) {
 		t.Fatalf("Audit = %+v, %v; want rotate_client then create_client, outcome ok, timed", recs, err)
 	}
 }
+
+func TestEndPartnerEndsItsSessionsAndLinksOnly(t *testing.T) {
+	s, _ := newService(t)
+	a, b := signIn(t, s, "P1"), signIn(t, s, "P2")
+	l, err := s.CreateLink("P1", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n, err := s.EndPartner("P1"); err != nil || n != 1 {
+		t.Fatalf("EndPartner(P1) = %d, %v; want 1 session ended", n, err)
+	}
+	if _, err := s.Check(a.Token); !errors.Is(err, portal.ErrNoSession) {
+		t.Fatalf("P1's session after EndPartner: %v, want ErrNoSession", err)
+	}
+	if _, err := s.Exchange(l.Token, limits, "", ""); !errors.Is(err, portal.ErrInvalidLink) {
+		t.Fatalf("P1's unused link after EndPartner: %v, want ErrInvalidLink", err)
+	}
+	if _, err := s.Check(b.Token); err != nil {
+		t.Fatalf("P2's session after EndPartner(P1): %v, want it live", err)
+	}
+}

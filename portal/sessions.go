@@ -249,3 +249,39 @@ func (s *Service) pruneSometimes() {
 		s.log.Warn("pruning the portal audit log", zap.Error(err))
 	}
 }
+
+// EndPartner ends every session of partner and deletes its unused links:
+// for a partner that is disabled or deleted (a partner created again
+// under the same id must not find the old one's sessions). It returns how
+// many sessions it ended.
+func (s *Service) EndPartner(partner string) (int, error) {
+	recs, err := s.store.Sessions()
+	if err != nil {
+		return 0, fmt.Errorf("reading sessions: %w", err)
+	}
+	n := 0
+	for _, r := range recs {
+		if r.Partner != partner {
+			continue
+		}
+		if err := s.store.DeleteSession(r.ID); err != nil && !errors.Is(err, ErrNotFound) {
+			return n, fmt.Errorf("deleting a session: %w", err)
+		}
+		n++
+	}
+	links, err := s.store.Links()
+	if err != nil {
+		return n, fmt.Errorf("reading links: %w", err)
+	}
+	for _, l := range links {
+		if l.Partner == partner {
+			if err := s.store.DeleteLink(l.ID); err != nil && !errors.Is(err, ErrNotFound) {
+				return n, fmt.Errorf("deleting a link: %w", err)
+			}
+		}
+	}
+	if n > 0 {
+		s.log.Info("portal sessions of a partner ended", zap.String("partner_id", partner), zap.Int("sessions", n))
+	}
+	return n, nil
+}

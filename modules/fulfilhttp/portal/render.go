@@ -110,8 +110,7 @@ func (pc *pageContext) render(w http.ResponseWriter, status int, name string, da
 // notices are the messages a redirect after an action shows (?done=...):
 // fixed texts, so nothing a link carries is shown.
 var notices = map[string]string{
-	"revoked":    "The client was revoked. Its tokens no longer work.",
-	"signed_out": "You signed out.",
+	"revoked": "The client was revoked. Its tokens no longer work.",
 }
 
 // fail answers err: a sign-in redirect, the error page with an
