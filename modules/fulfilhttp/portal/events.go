@@ -1,6 +1,7 @@
 package portal
 
 import (
+	"encoding/json"
 	"net/http"
 
 	"github.com/fulfilgate/fulfilgate/docs"
@@ -13,7 +14,7 @@ type catalogueEvent struct {
 	Name, Type, Resource string
 	When                 string // when it fires for this partner
 	Fires                bool   // false: never for this partner's kind
-	Example              string // an example payload
+	Example              string // an example payload, indented for reading
 }
 
 type eventsData struct {
@@ -73,8 +74,12 @@ func (h *Handler) events(w http.ResponseWriter, r *http.Request, pc *pageContext
 	for _, name := range webhooks.EventNames {
 		p := webhooks.Event{Name: name, Identifier: exampleIDs[name]}.Payload()
 		when, fires := whenFires(name, pc.Partner.Consolidation)
+		example, err := json.MarshalIndent(p, "", "  ")
+		if err != nil {
+			return err
+		}
 		d.Events = append(d.Events, catalogueEvent{Name: name, Type: p.Type, Resource: p.Resource, When: when,
-			Fires: fires, Example: string(p.Body())})
+			Fires: fires, Example: string(example)})
 	}
 	return pc.render(w, http.StatusOK, "events", d)
 }
