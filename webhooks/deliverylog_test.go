@@ -283,3 +283,11 @@ func TestDeadDeliveryIsReadableAfterItsSubscriptionIsDeleted(t *testing.T) {
 		t.Fatalf("another partner reading it: %v, want ErrNotFound", err)
 	}
 }
+
+func TestDeliveryLogSizeOverTheLimitIsRefused(t *testing.T) {
+	o := testOptions(openDB(t, t.TempDir()), newFakeClock())
+	o.DeliveryLogSize = MaxDeliveryLogSize + 1
+	if _, err := New(o); err == nil {
+		t.Fatalf("New with DeliveryLogSize %d succeeded, want it refused (at most %d)", o.DeliveryLogSize, MaxDeliveryLogSize)
+	}
+}

@@ -37,6 +37,7 @@ const (
 	DefaultWorkers                    = 64
 	DefaultUserAgent                  = "Fulfilgate-Webhooks/1"
 	DefaultDeliveryLogSize            = 100
+	MaxDeliveryLogSize                = 1000
 )
 
 // Options configure a Service. Zero fields take the documented defaults.
@@ -149,6 +150,9 @@ func (o *Options) setDefaults() error {
 	}
 	if o.DeliveryLogSize == 0 {
 		o.DeliveryLogSize = DefaultDeliveryLogSize
+	}
+	if o.DeliveryLogSize > MaxDeliveryLogSize {
+		return fmt.Errorf("webhooks: DeliveryLogSize (%d) is more than %d", o.DeliveryLogSize, MaxDeliveryLogSize)
 	}
 	if o.PerTargetConcurrency <= 0 {
 		o.PerTargetConcurrency = DefaultPerTargetConcurrency
