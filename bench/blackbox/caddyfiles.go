@@ -47,6 +47,9 @@ const (
 	tokenLines = "\t@token path /api/auth/token\n\tfulfilment_token @token\n"
 	guardLine  = "\tfulfilment_auth\n"
 	subsLine   = "\tfulfilment_subscriptions\n"
+	// portalBlock is the partner portal under /portal/: its path matcher
+	// runs on every request, before the token endpoint's.
+	portalBlock = "\thandle_path /portal/* {\n\t\tfulfilment_portal\n\t}\n"
 )
 
 // proxyBlock is the demo's reverse_proxy to the simulator on wmsPort.
@@ -61,7 +64,7 @@ func site(port int, body ...string) string {
 // gatewaySite is the demo Caddyfile's gateway site (TestGatewaySiteIsTheDemos
 // compares them), proxying to the simulator on wmsPort.
 func gatewaySite(port, wmsPort int) string {
-	return site(port, tokenLines, guardLine, subsLine, versionBlock, proxyBlock(wmsPort))
+	return site(port, tokenLines, portalBlock, guardLine, subsLine, versionBlock, proxyBlock(wmsPort))
 }
 
 // bareSite is the baseline: the same reverse_proxy, and nothing else.
@@ -84,12 +87,12 @@ var decomposition = []part{
 	{"guarded", barePath, func(port, wms int) string { return site(port, guardLine, proxyBlock(wms)) }},
 	// The protected site without the guard.
 	{"routed", protectedPath, func(port, wms int) string {
-		return site(port, tokenLines, subsLine, versionBlock, proxyBlock(wms))
+		return site(port, tokenLines, portalBlock, subsLine, versionBlock, proxyBlock(wms))
 	}},
 	// The protected site without the token endpoint's route (its path
 	// matcher runs on every request).
 	{"tokenless", protectedPath, func(port, wms int) string {
-		return site(port, guardLine, subsLine, versionBlock, proxyBlock(wms))
+		return site(port, portalBlock, guardLine, subsLine, versionBlock, proxyBlock(wms))
 	}},
 }
 
