@@ -39,10 +39,11 @@ func TestSameOrigin(t *testing.T) {
 	}{
 		{"a browser's same-origin form", map[string]string{"Sec-Fetch-Site": "same-origin", "Origin": "http://gw.test"}, true},
 		{"a browser's form under no-referrer", map[string]string{"Sec-Fetch-Site": "same-origin", "Origin": "null"}, true},
+		{"a browser's form behind a TLS-terminating proxy", map[string]string{"Sec-Fetch-Site": "same-origin", "Origin": "https://gw.test"}, true},
 		{"a cross-site form", map[string]string{"Sec-Fetch-Site": "cross-site", "Origin": "null"}, false},
 		{"a same-site, other-origin form", map[string]string{"Sec-Fetch-Site": "same-site", "Origin": "http://other.gw.test"}, false},
 		{"another origin without fetch metadata", map[string]string{"Origin": "http://evil.test"}, false},
-		{"another scheme", map[string]string{"Origin": "https://gw.test"}, false},
+		{"another scheme without fetch metadata", map[string]string{"Origin": "https://gw.test"}, false},
 		{"an opaque origin without fetch metadata", map[string]string{"Origin": "null"}, false},
 		{"no browser headers (left to the CSRF token)", map[string]string{}, true},
 	} {
