@@ -44,12 +44,12 @@ const versionBlock = `	fulfilment_version {
 
 // Lines of the demo's gateway site.
 const (
-	tokenLines = "\t@token path /api/auth/token\n\tfulfilment_token @token\n"
+	tokenLines = "\tfulfilment_token {\n\t\tpath /api/auth/token\n\t}\n"
 	guardLine  = "\tfulfilment_auth\n"
 	subsLine   = "\tfulfilment_subscriptions\n"
-	// portalBlock is the partner portal under /portal/: its path matcher
-	// runs on every request, before the token endpoint's.
-	portalBlock = "\thandle_path /portal/* {\n\t\tfulfilment_portal\n\t}\n"
+	// portalBlock is the partner portal under /portal: it runs first and
+	// passes every other path on (a byte comparison per request).
+	portalBlock = "\tfulfilment_portal {\n\t\tprefix /portal\n\t}\n"
 )
 
 // proxyBlock is the demo's reverse_proxy to the simulator on wmsPort.

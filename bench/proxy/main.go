@@ -6,8 +6,8 @@
 //	versioned  fulfilment_auth + fulfilment_version +         GET /api/fulfilment/v4/products -> /wms/items
 //	           reverse_proxy (the version handler forwards
 //	           nothing without the guard's identity)
-//	protected  the demo's shape: the portal's and the token    GET /api/fulfilment/v4/products -> /wms/items
-//	           endpoint's routes, then
+//	protected  the demo's shape: the portal, the token         GET /api/fulfilment/v4/products -> /wms/items
+//	           endpoint, then
 //	           fulfilment_auth + fulfilment_subscriptions +
 //	           fulfilment_version + reverse_proxy
 //
@@ -508,13 +508,10 @@ func benchCaddyfile(port map[string]int, dataDir string) string {
 		upstream_prefix /wms
 	}
 }`
-	// The partner portal under /portal/, as in the demo: its path matcher
-	// runs on every request.
-	portal := "handle_path /portal/* {\n\tfulfilment_portal\n}"
-	// The demo's shape: the portal and the token endpoint for their paths, then the guard
+	// The demo's shape: the token endpoint for its path, then the guard
 	// (if any), the subscriptions API, the version mapping and the proxy.
 	routes := func(guard, mapping string) string {
-		lines := []string{"@token path /api/auth/token", "fulfilment_token @token", portal, guard, "fulfilment_subscriptions", mapping, proxy}
+		lines := []string{"fulfilment_portal {\n\tprefix /portal\n}", "fulfilment_token {\n\tpath /api/auth/token\n}", guard, "fulfilment_subscriptions", mapping, proxy}
 		return strings.Join(slices.DeleteFunc(lines, func(l string) bool { return l == "" }), "\n")
 	}
 	site := func(name string, lines ...string) string {
