@@ -132,6 +132,11 @@ func TestPortalIntegrationsInABrowser(t *testing.T) {
 	// Revoke: confirm; the client's token is refused at once.
 	run("Integrations", chromedp.Navigate(g.Base+"/portal/settings/integrations"), chromedp.WaitVisible(chromedp.CSS("#clients")))
 	shot("07-integrations-after-rotation")
+	// The same page on a phone.
+	run("phone viewport", chromedp.EmulateViewport(browsertest.Phone.W, browsertest.Phone.H), chromedp.Reload())
+	shot("07b-integrations-phone")
+	run("laptop viewport", chromedp.EmulateViewport(browsertest.Laptop.W, browsertest.Laptop.H), chromedp.Reload(),
+		chromedp.WaitVisible(chromedp.CSS("#clients")))
 	run("revoke", chromedp.Click(chromedp.CSS(`a[href="/portal/settings/integrations/clients/`+clientID+`/revoke"]`)),
 		chromedp.WaitVisible(chromedp.CSS("#confirm")))
 	shot("08-revoke-confirm")
@@ -141,11 +146,13 @@ func TestPortalIntegrationsInABrowser(t *testing.T) {
 		t.Fatalf("v4 shipments with the revoked client's token: %d, want 401", st)
 	}
 
-	// The same page on a phone.
-	run("phone viewport", chromedp.EmulateViewport(browsertest.Phone.W, browsertest.Phone.H),
-		chromedp.Navigate(g.Base+"/portal/settings/integrations"), chromedp.WaitVisible(chromedp.CSS("#clients")))
-	shot("10-integrations-phone")
-	run("laptop viewport", chromedp.EmulateViewport(browsertest.Laptop.W, browsertest.Laptop.H))
+	// A page that does not exist, and the error page.
+	run("an unknown client", chromedp.Navigate(g.Base+"/portal/settings/integrations/clients/no-such-client/revoke"),
+		chromedp.WaitVisible(chromedp.CSS("main h1")))
+	if h := text("main h1"); h != "404 Not Found" {
+		t.Fatalf("an unknown client's page heading %q, want 404 Not Found", h)
+	}
+	shot("10-not-found")
 
 	// Sign out: the cookie no longer opens a page.
 	run("signing out", chromedp.Click(chromedp.CSS(".account button")), chromedp.WaitVisible(chromedp.CSS(".signin")))

@@ -17,11 +17,11 @@ const portalGrace = "4s"
 func startPortalGateway(t *testing.T) *repoGateway {
 	t.Helper()
 	cf := repoCaddyfile(t)
-	const plain = "\t\tfulfilment_portal\n"
-	if !strings.Contains(cf, plain) {
-		t.Fatal("the demo Caddyfile has no plain fulfilment_portal line to configure")
+	const prefix = "\tfulfilment_portal {\n\t\tprefix /portal\n"
+	if !strings.Contains(cf, prefix) {
+		t.Fatal("the demo Caddyfile has no fulfilment_portal block with prefix /portal to configure")
 	}
-	cf = strings.Replace(cf, plain, "\t\tfulfilment_portal {\n\t\t\trotation_grace "+portalGrace+"\n\t\t}\n", 1)
+	cf = strings.Replace(cf, prefix, prefix+"\t\trotation_grace "+portalGrace+"\n", 1)
 	return startRepoGateway(t, cf)
 }
 

@@ -47,6 +47,9 @@ const (
 	tokenLines = "\tfulfilment_token {\n\t\tpath /api/auth/token\n\t}\n"
 	guardLine  = "\tfulfilment_auth\n"
 	subsLine   = "\tfulfilment_subscriptions\n"
+	// portalBlock is the partner portal under /portal: it runs first and
+	// passes every other path on (a byte comparison per request).
+	portalBlock = "\tfulfilment_portal {\n\t\tprefix /portal\n\t}\n"
 )
 
 // proxyBlock is the demo's reverse_proxy to the simulator on wmsPort.
@@ -61,7 +64,7 @@ func site(port int, body ...string) string {
 // gatewaySite is the demo Caddyfile's gateway site (TestGatewaySiteIsTheDemos
 // compares them), proxying to the simulator on wmsPort.
 func gatewaySite(port, wmsPort int) string {
-	return site(port, tokenLines, guardLine, subsLine, versionBlock, proxyBlock(wmsPort))
+	return site(port, tokenLines, portalBlock, guardLine, subsLine, versionBlock, proxyBlock(wmsPort))
 }
 
 // bareSite is the baseline: the same reverse_proxy, and nothing else.
@@ -84,12 +87,12 @@ var decomposition = []part{
 	{"guarded", barePath, func(port, wms int) string { return site(port, guardLine, proxyBlock(wms)) }},
 	// The protected site without the guard.
 	{"routed", protectedPath, func(port, wms int) string {
-		return site(port, tokenLines, subsLine, versionBlock, proxyBlock(wms))
+		return site(port, tokenLines, portalBlock, subsLine, versionBlock, proxyBlock(wms))
 	}},
 	// The protected site without the token endpoint's route (its path
 	// matcher runs on every request).
 	{"tokenless", protectedPath, func(port, wms int) string {
-		return site(port, guardLine, subsLine, versionBlock, proxyBlock(wms))
+		return site(port, portalBlock, guardLine, subsLine, versionBlock, proxyBlock(wms))
 	}},
 }
 

@@ -16,6 +16,7 @@ func init() {
 // parsePortalDirective parses the fulfilment_portal directive:
 //
 //	fulfilment_portal {
+//		prefix         <path>       # answer only under this path, pass on the rest; default: answer every request
 //		session_idle   <duration>   # default 30m
 //		session_max    <duration>   # default 12h, at most 168h
 //		rotation_grace <duration>   # default 24h, at most 168h
@@ -39,6 +40,8 @@ func (h *Handler) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 	for d.NextBlock(0) {
 		var err error
 		switch d.Val() {
+		case "prefix":
+			err = caddyfileargs.String(d, &h.Prefix)
 		case "session_idle":
 			err = caddyfileargs.Duration(d, &h.SessionIdle)
 		case "session_max":

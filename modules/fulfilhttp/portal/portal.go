@@ -11,6 +11,8 @@ package portal
 import (
 	"fmt"
 	"net/http"
+	"path"
+	"strings"
 	"time"
 
 	"github.com/caddyserver/caddy/v2"
@@ -38,15 +40,24 @@ const (
 	maxFormBody = 16 << 10
 )
 
-// Handler serves the portal under wherever the operator places it, e.g.
+// Handler serves the portal. With Prefix it answers the requests under
+// that path and passes every other one on, so it can stand first in a
+// site's flat list of handlers without a path matcher:
 //
-//	handle_path /portal/* {
-//		fulfilment_portal
+//	fulfilment_portal {
+//		prefix /portal
 //	}
 //
-// It answers every request that reaches it (it never calls the next
-// handler).
+// Without Prefix it answers every request that reaches it, e.g. under
+// handle_path /portal/* or as the only handler of a site of its own.
 type Handler struct {
+	// Prefix is the path the portal is served under, e.g. /portal: the
+	// handler answers requests for Prefix and below it (exactly, case
+	// included: a byte comparison, where a path matcher would lower-case,
+	// clean and match every request's path) and passes the others to the
+	// next handler. Must be an absolute, clean path other than "/".
+	// Default: none (the handler answers every request it is given).
+	Prefix string `json:"prefix,omitempty"`
 	// SessionIdle ends a session unused for this long. Default 30m.
 	SessionIdle caddy.Duration `json:"session_idle,omitempty"`
 	// SessionMax ends a session this long after sign-in, used or not.
@@ -103,6 +114,9 @@ func (h *Handler) Provision(ctx caddy.Context) error {
 	if err := checkTokenURL(h.TokenURL); err != nil {
 		return err
 	}
+	if h.Prefix != "" && (h.Prefix == "/" || h.Prefix[0] != '/' || path.Clean(h.Prefix) != h.Prefix) {
+		return fmt.Errorf("prefix %q: must be an absolute, clean path other than / such as /portal", h.Prefix)
+	}
 	pg, err := parsePages()
 	if err != nil {
 		return err
@@ -120,12 +134,40 @@ func (h *Handler) Provision(ctx caddy.Context) error {
 	return nil
 }
 
-// ServeHTTP serves the portal; every answer carries the security headers.
-func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request, _ caddyhttp.Handler) error {
+// ServeHTTP serves the portal (with Prefix, only the requests under it);
+// every answer carries the security headers.
+func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyhttp.Handler) error {
+	if h.Prefix != "" {
+		rest, ok := strings.CutPrefix(r.URL.Path, h.Prefix)
+		switch {
+		case !ok || (rest != "" && rest[0] != '/'):
+			return next.ServeHTTP(w, r)
+		case rest == "":
+			setSecurityHeaders(w.Header())
+			http.Redirect(w, r, basePath(r)+h.Prefix+"/", http.StatusPermanentRedirect)
+			return nil
+		}
+		r = withPath(r, rest)
+	}
 	setSecurityHeaders(w.Header())
 	h.mux.ServeHTTP(w, r)
 	return nil
 }
+
+// withPath is r with its URL's path replaced (the portal's routes are
+// relative to Prefix).
+func withPath(r *http.Request, p string) *http.Request {
+	r2 := new(http.Request)
+	*r2 = *r
+	u := *r.URL
+	u.Path, u.RawPath = p, ""
+	r2.URL = &u
+	return r2
+}
+
+// AnswersOnlyItsPath reports whether the handler passes requests outside
+// Prefix to the next handler, so that its route needs no path matcher.
+func (h *Handler) AnswersOnlyItsPath() bool { return h.Prefix != "" }
 
 var (
 	_ caddy.Provisioner           = (*Handler)(nil)

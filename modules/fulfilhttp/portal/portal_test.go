@@ -10,6 +10,7 @@ import (
 
 	"github.com/caddyserver/caddy/v2"
 	"github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
+	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
 )
 
 func TestTheSessionCookieOverHTTPSHasTheHostPrefixAndSecure(t *testing.T) {
@@ -39,10 +40,11 @@ func TestSameOrigin(t *testing.T) {
 	}{
 		{"a browser's same-origin form", map[string]string{"Sec-Fetch-Site": "same-origin", "Origin": "http://gw.test"}, true},
 		{"a browser's form under no-referrer", map[string]string{"Sec-Fetch-Site": "same-origin", "Origin": "null"}, true},
+		{"a browser's form behind a TLS-terminating proxy", map[string]string{"Sec-Fetch-Site": "same-origin", "Origin": "https://gw.test"}, true},
 		{"a cross-site form", map[string]string{"Sec-Fetch-Site": "cross-site", "Origin": "null"}, false},
 		{"a same-site, other-origin form", map[string]string{"Sec-Fetch-Site": "same-site", "Origin": "http://other.gw.test"}, false},
 		{"another origin without fetch metadata", map[string]string{"Origin": "http://evil.test"}, false},
-		{"another scheme", map[string]string{"Origin": "https://gw.test"}, false},
+		{"another scheme without fetch metadata", map[string]string{"Origin": "https://gw.test"}, false},
 		{"an opaque origin without fetch metadata", map[string]string{"Origin": "null"}, false},
 		{"no browser headers (left to the CSRF token)", map[string]string{}, true},
 	} {
@@ -143,6 +145,51 @@ func TestTemplatesHaveNoInlineScriptOrStyle(t *testing.T) {
 		s := string(b)
 		if strings.Contains(s, "<script>") || strings.Contains(s, " style=") || strings.Contains(s, "<style") || strings.Contains(s, " onclick=") {
 			t.Errorf("%s has inline script or style, which the portal's CSP refuses", f)
+		}
+	}
+}
+
+func TestWithAPrefixOtherPathsGoToTheNextHandlerUntouched(t *testing.T) {
+	h := &Handler{Prefix: "/portal"}
+	for _, p := range []string{"/api/auth/token", "/api/fulfilment/v4/shipments", "/portalx", "/Portal/", "/", "/api/portal/"} {
+		passed := false
+		next := caddyhttp.HandlerFunc(func(w http.ResponseWriter, r *http.Request) error {
+			passed = r.URL.Path == p
+			return nil
+		})
+		w := httptest.NewRecorder()
+		if err := h.ServeHTTP(w, httptest.NewRequest(http.MethodGet, "http://gw.test"+p, nil), next); err != nil {
+			t.Fatal(err)
+		}
+		if !passed || w.Header().Get("Content-Security-Policy") != "" {
+			t.Errorf("%s: passed on %v with headers %v; want it passed on unchanged, without the portal's headers", p, passed, w.Header())
+		}
+	}
+}
+
+func TestWithAPrefixThePrefixItselfRedirectsBelowIt(t *testing.T) {
+	h := &Handler{Prefix: "/portal"}
+	w := httptest.NewRecorder()
+	next := caddyhttp.HandlerFunc(func(http.ResponseWriter, *http.Request) error {
+		t.Fatal("/portal was passed on")
+		return nil
+	})
+	if err := h.ServeHTTP(w, httptest.NewRequest(http.MethodGet, "http://gw.test/portal", nil), next); err != nil {
+		t.Fatal(err)
+	}
+	if w.Code != http.StatusPermanentRedirect || w.Header().Get("Location") != "/portal/" {
+		t.Fatalf("/portal answered %d to %q, want 308 to /portal/", w.Code, w.Header().Get("Location"))
+	}
+}
+
+func TestAPrefixMustBeACleanAbsolutePath(t *testing.T) {
+	for _, p := range []string{"/", "portal", "/portal/", "/a/../portal", "//portal"} {
+		h := Handler{Prefix: p}
+		ctx, cancel := caddy.NewContext(caddy.Context{Context: t.Context()})
+		err := h.Provision(ctx)
+		cancel()
+		if err == nil || !strings.Contains(err.Error(), "prefix") {
+			t.Errorf("prefix %q: Provision = %v, want it refused", p, err)
 		}
 	}
 }

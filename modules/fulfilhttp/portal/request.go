@@ -132,15 +132,18 @@ func (h *Handler) prepare(w http.ResponseWriter, r *http.Request, rt route, pc *
 const csrfField = "csrf_token"
 
 // sameOrigin reports whether a state-changing request comes from a page of
-// this origin. Browsers send Sec-Fetch-Site: anything but same-origin (or
-// none, a request the user made) refuses the request. Origin, when it names
-// an origin, must be this one; a browser sends "null" instead under the
-// portal's no-referrer policy, which only passes with Sec-Fetch-Site. A
-// request with neither header (not a current browser) is left to the CSRF
-// token.
+// this origin. A browser that sends Sec-Fetch-Site says so itself:
+// same-origin (or none, a request the user made) passes, anything else is
+// refused. Without it (an older browser), Origin must name this origin
+// ("null", which browsers send under the portal's no-referrer policy, is
+// refused). A request with neither header (not a browser) is left to the
+// CSRF token.
 func sameOrigin(r *http.Request) bool {
-	site := r.Header.Get("Sec-Fetch-Site")
-	if site != "" && site != "same-origin" && site != "none" {
+	switch r.Header.Get("Sec-Fetch-Site") {
+	case "same-origin", "none":
+		return true
+	case "":
+	default:
 		return false
 	}
 	origin := r.Header.Get("Origin")
@@ -148,7 +151,7 @@ func sameOrigin(r *http.Request) bool {
 	case "":
 		return true
 	case "null":
-		return site != ""
+		return false
 	}
 	u, err := url.Parse(origin)
 	if err != nil {
