@@ -56,11 +56,12 @@ func Run(t *testing.T, open Opener) {
 
 // Behaviours returns the contract's table: the token store's, the
 // subscriptions', the queue's, the dead letters', the delivered records',
-// the feed store's, the feed lease's and the portal's.
+// the shared queue's claims (skipped by a backend that does not claim), the
+// feed store's, the feed lease's and the portal's.
 func Behaviours() []Behaviour {
 	var all []Behaviour
 	for _, part := range [][]Behaviour{tokenBehaviours, subscriptionBehaviours, queueBehaviours,
-		deadLetterBehaviours, deliveredBehaviours, feedBehaviours, feedLeaseBehaviours, portalBehaviours} {
+		deadLetterBehaviours, deliveredBehaviours, claimBehaviours, feedBehaviours, feedLeaseBehaviours, portalBehaviours} {
 		all = append(all, part...)
 	}
 	return all
