@@ -55,12 +55,13 @@ func Run(t *testing.T, open Opener) {
 }
 
 // Behaviours returns the contract's table: the token store's, the
-// subscriptions', the queue's, the dead letters', the feed store's, the
+// subscriptions', the queue's, the dead letters', the shared queue's
+// claims (skipped by a backend that does not claim), the feed store's, the
 // feed lease's and the portal's.
 func Behaviours() []Behaviour {
 	var all []Behaviour
 	for _, part := range [][]Behaviour{tokenBehaviours, subscriptionBehaviours, queueBehaviours,
-		deadLetterBehaviours, feedBehaviours, feedLeaseBehaviours, portalBehaviours} {
+		deadLetterBehaviours, claimBehaviours, feedBehaviours, feedLeaseBehaviours, portalBehaviours} {
 		all = append(all, part...)
 	}
 	return all
