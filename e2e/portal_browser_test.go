@@ -110,11 +110,11 @@ func TestPortalIntegrationsInABrowser(t *testing.T) {
 	if rotated == secret || len(rotated) < 43 {
 		t.Fatalf("the rotated secret %q is not a new secret", rotated)
 	}
-	shot("06-rotated")
-	mustClientToken(t, g, clientID, rotated)
 	// During the grace period the old secret still gets a token, which
 	// stays valid after the grace until it expires.
 	graceTok := mustClientToken(t, g, clientID, secret)
+	mustClientToken(t, g, clientID, rotated)
+	shot("06-rotated")
 	if st := shipmentsStatus(t, g, tok.AccessToken); st != http.StatusOK {
 		t.Fatalf("v4 shipments with the token of the old secret during the grace: %d, want 200", st)
 	}

@@ -10,7 +10,7 @@ import (
 
 // portalGrace is the rotation grace of the portal tests' gateway: short,
 // so a test sees the previous secret stop.
-const portalGrace = "4s"
+const portalGrace = "6s"
 
 // startPortalGateway runs the demo Caddyfile with the portal's rotation
 // grace set to portalGrace.
