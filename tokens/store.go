@@ -25,7 +25,7 @@ func (s *Service) load() error {
 		return err
 	}
 	s.dynPartners, s.dynClients, s.genKeys, s.staticKeys = st.partners, st.clients, st.keys, st.staticKeys
-	return nil
+	return s.loadUsage()
 }
 
 // storedState is what the store holds besides the pepper.
@@ -59,11 +59,17 @@ func (s *Service) readState() (storedState, error) {
 		if len(r.Hash) != 32 {
 			return st, fmt.Errorf("client %s: corrupt hash", r.ID)
 		}
-		c := &client{ID: r.ID, PartnerID: r.Partner, version: r.Version, Active: r.Active, Created: r.Created}
+		c := &client{ID: r.ID, PartnerID: r.Partner, version: r.Version, Active: r.Active, Created: r.Created,
+			hint: r.Hint, prevUntil: r.PrevUntil}
 		if !r.OpaqueVersion {
 			c.legacySV = r.Version
 		}
 		copy(c.hash[:], r.Hash)
+		if len(r.PrevHash) == len(c.prevHash) {
+			copy(c.prevHash[:], r.PrevHash)
+		} else {
+			c.prevUntil = time.Time{}
+		}
 		st.clients[r.ID] = c
 	}
 	st.keys, err = s.readKeys()
@@ -281,8 +287,12 @@ func (s *Service) PartnerInfo(id string) (PartnerInfo, error) {
 }
 
 func recordOf(c *client) ClientRecord {
-	return ClientRecord{ID: c.ID, Partner: c.PartnerID, Hash: c.hash[:], Version: c.version,
-		OpaqueVersion: c.legacySV == "", Active: c.Active, Created: c.Created}
+	r := ClientRecord{ID: c.ID, Partner: c.PartnerID, Hash: c.hash[:], Version: c.version,
+		OpaqueVersion: c.legacySV == "", Active: c.Active, Created: c.Created, Hint: c.hint}
+	if !c.prevUntil.IsZero() {
+		r.PrevHash, r.PrevUntil = c.prevHash[:], c.prevUntil
+	}
+	return r
 }
 
 // newClient makes a client with a fresh id and secret (not yet stored).
@@ -305,7 +315,7 @@ func (s *Service) newClient(partnerID string) (*client, Credentials, error) {
 		return nil, Credentials{}, err
 	}
 	return &client{ID: id, PartnerID: partnerID, hash: s.hasher.hash(secretDigest(secret)), version: version,
-		Active: true, Created: s.clock().UTC()}, Credentials{ClientID: id, ClientSecret: secret}, nil
+		Active: true, Created: s.clock().UTC(), hint: secretHint(secret)}, Credentials{ClientID: id, ClientSecret: secret}, nil
 }
 
 // dynamicPartner returns a partner that the admin API may change.
@@ -380,6 +390,7 @@ func (s *Service) RotateSecret(partnerID, clientID string) (Credentials, error) 
 	}
 	c := *old
 	c.hash, c.version, c.legacySV = s.hasher.hash(secretDigest(secret)), version, ""
+	c.hint, c.prevHash, c.prevUntil = secretHint(secret), [32]byte{}, time.Time{}
 	if err := s.putClient(&c); err != nil {
 		return Credentials{}, err
 	}

@@ -75,7 +75,8 @@ var changeBehaviours = []Behaviour{
 			{"AddStaticWebhookKeys", func() error {
 				return b.Tokens.AddStaticWebhookKeys([]tokens.StaticKeyRecord{{Partner: "S2", WebhookKey: "k", Created: t0}})
 			}},
-			{"DeletePartner", func() error { return b.Tokens.DeletePartner("P1", []string{"c1"}) }},
+			{"DeleteClient", func() error { return b.Tokens.DeleteClient("c1") }},
+			{"DeletePartner", func() error { return b.Tokens.DeletePartner("P1", nil) }},
 		}
 		for _, s := range steps {
 			if err := s.do(); err != nil {
