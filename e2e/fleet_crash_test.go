@@ -23,7 +23,7 @@ func TestFleetFeedReaderKilledMidStream(t *testing.T) {
 	rcv := startFleetReceiver(t, f, fleetKeyPlain)
 	a := f.byName("A")
 	a.subscribe(t, a.mustToken(t, "plain-client", fleetSecret), rcv.URL, webhooks.EventAdjustmentPosted)
-	reader := f.feedReader(20*time.Second, time.Second)
+	reader := f.feedReader(t, 20*time.Second, time.Second)
 
 	stream := startChangeStream(f, 25*time.Millisecond, func() ([]string, error) {
 		adj, err := f.tryControl("adjustments", `{"partner":"partner-plain","products":["A","B"]}`)
@@ -58,7 +58,7 @@ func TestFleetFeedReaderKilledMidStream(t *testing.T) {
 	}
 	time.Sleep(2 * time.Second) // the stream goes on under the new reader
 	want := stream.finish(t)
-	if got := f.feedReader(5*time.Second, time.Second); got != next {
+	if got := f.feedReader(t, 5*time.Second, time.Second); got != next {
 		t.Errorf("instance %s reads the feed after the takeover by %s", got.Name, next.Name)
 	}
 	waitDelivered(t, rcv, want, 60*time.Second, fmt.Sprintf("%d events across the takeover", len(want)))

@@ -223,8 +223,8 @@ func (f *fleet) pids() map[int]string {
 // the last window and returns it; it fails the test when none does within
 // `within`, or when two read the feed in the same window (one reader per
 // feed, whatever the number of instances).
-func (f *fleet) feedReader(within, window time.Duration) *instance {
-	f.t.Helper()
+func (f *fleet) feedReader(t *testing.T, within, window time.Duration) *instance {
+	t.Helper()
 	deadline := time.Now().Add(within)
 	for {
 		var readers []*instance
@@ -238,13 +238,13 @@ func (f *fleet) feedReader(within, window time.Duration) *instance {
 			for _, r := range readers {
 				names = append(names, r.Name)
 			}
-			f.t.Fatalf("instances %v all polled the feed within %s: one instance at a time must read a feed", names, window)
+			t.Fatalf("instances %v all polled the feed within %s: one instance at a time must read a feed", names, window)
 		}
 		if len(readers) == 1 {
 			return readers[0]
 		}
 		if time.Now().After(deadline) {
-			f.t.Fatalf("no instance polled the feed within %s", within)
+			t.Fatalf("no instance polled the feed within %s", within)
 		}
 		time.Sleep(50 * time.Millisecond)
 	}

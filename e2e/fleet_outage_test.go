@@ -74,19 +74,22 @@ func TestFleetSurvivesADatabaseOutage(t *testing.T) {
 		}
 	}
 	var refusedInOutage int
+	wrong := map[string]int{} // a kind of wrong answer → how many
 	for _, ans := range answers {
+		what := fmt.Sprintf("%s: %s %s on %s", ans.phase, ans.method, ans.path, ans.instance)
 		switch {
 		case ans.err != "":
-			t.Errorf("%s: %s %s on %s: no answer (%s), want an answer (503 problem+json while the database is away)",
-				ans.phase, ans.method, ans.path, ans.instance, ans.err)
+			wrong[fmt.Sprintf("%s: no answer (%s), want an answer (503 problem+json while the database is away)", what, ans.err)]++
 		case ans.status >= 500 && (ans.status != http.StatusServiceUnavailable || !strings.HasPrefix(ans.contentType, "application/problem+json")):
-			t.Errorf("%s: %s %s on %s: %d %q %.200s, want 503 application/problem+json",
-				ans.phase, ans.method, ans.path, ans.instance, ans.status, ans.contentType, ans.body)
+			wrong[fmt.Sprintf("%s: %d %q %.200s, want 503 application/problem+json", what, ans.status, ans.contentType, ans.body)]++
 		case strings.Contains(ans.body, "goroutine ") || strings.Contains(ans.body, ".go:"):
-			t.Errorf("%s: %s %s on %s: the answer shows a stack: %.300s", ans.phase, ans.method, ans.path, ans.instance, ans.body)
+			wrong[fmt.Sprintf("%s: the answer shows a stack: %.300s", what, ans.body)]++
 		case ans.phase == "outage" && ans.status == http.StatusServiceUnavailable:
 			refusedInOutage++
 		}
+	}
+	for _, w := range sortedKeys(wrong) {
+		t.Errorf("%s (%d times)", w, wrong[w])
 	}
 	if refusedInOutage == 0 {
 		t.Errorf("no request answered 503 while the database was away (%d answers): creating a subscription needs the database", len(answers))

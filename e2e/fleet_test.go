@@ -44,10 +44,10 @@ func TestFleetActsAsOneGateway(t *testing.T) {
 		var tok string
 		for status != 200 && time.Since(start) < 5*time.Second {
 			status, tok = c.token(t, created.ClientID, created.ClientSecret)
-			time.Sleep(10 * time.Millisecond)
+			time.Sleep(50 * time.Millisecond)
 		}
 		if status != 200 {
-			t.Fatalf("the client of a partner created through A's admin API: C answered %d for 5s, want a token", status)
+			t.Fatalf("the client of a partner created through A's admin API: C answered %d for 5s (401, then 429 once throttled: C does not know the client), want a token", status)
 		}
 		t.Logf("C issued the token %s after A created the partner", time.Since(start).Round(time.Millisecond))
 		for _, in := range []*instance{a, b} {
@@ -101,7 +101,7 @@ func TestFleetActsAsOneGateway(t *testing.T) {
 	})
 
 	t.Run("a subscription made on an instance that does not read the feed gets the events", func(t *testing.T) {
-		reader := f.feedReader(20*time.Second, time.Second)
+		reader := f.feedReader(t, 20*time.Second, time.Second)
 		on := f.others(reader)[0]
 		rcv := startFleetReceiver(t, f, fleetKeyCons)
 		on.subscribe(t, on.mustToken(t, "cons-client", fleetSecret), rcv.URL, webhooks.EventOutboundStatus)
