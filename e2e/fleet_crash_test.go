@@ -69,7 +69,9 @@ func TestFleetFeedReaderKilledMidStream(t *testing.T) {
 // instances deliver them, under the same x-hook-ids.
 func TestFleetDeliveriesOfAKilledInstanceAreDeliveredByTheOthers(t *testing.T) {
 	t.Parallel()
-	f := startFleet(t, fleetOptions{hookTimeout: "2m"})
+	// A short attempt timeout gives a short lease (the dispatcher's lease is
+	// a few attempt timeouts); the requests are held for less than it.
+	f := startFleet(t, fleetOptions{hookTimeout: "5s"})
 	rcv := startFleetReceiver(t, f, fleetKeyPlain)
 	a := f.byName("A")
 	a.subscribe(t, a.mustToken(t, "plain-client", fleetSecret), rcv.URL, webhooks.EventAdjustmentPosted)
