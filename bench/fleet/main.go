@@ -50,6 +50,7 @@ var (
 	seconds   = flag.Int("seconds", 10, "length of the latency run in seconds")
 	setupList = flag.String("setups", "badger,postgres,postgres3", "set-ups to run: badger, postgres (one instance), postgres3 (three)")
 	profile   = flag.String("profile", "", "directory for a CPU profile of the first gateway during each PostgreSQL throughput run")
+	rounds    = flag.Int("rounds", 3, "rounds of every set-up, in alternating order (forward, then backward); figures are medians and ratios are per round")
 )
 
 // Targets.
@@ -68,6 +69,7 @@ type setup struct {
 // result is what one set-up measured.
 type result struct {
 	setup
+	round      int
 	err        error
 	rate       float64       // deliveries/s
 	acked      time.Duration // until the queue was empty
@@ -97,20 +99,30 @@ func main() {
 		check(err)
 		defer cluster.Stop()
 	}
-	var results []result
+	var setups []setup
 	for _, name := range strings.Split(*setupList, ",") {
 		s := setup{name: name, postgres: strings.HasPrefix(name, "postgres"), instances: 1}
 		if name == "postgres3" {
 			s.instances = 3
 		}
-		fmt.Printf("== %s\n", describe(s))
-		r := run(bin, filepath.Join(root, name), cluster, s)
-		if r.err != nil {
-			fmt.Printf("   not measured: %v\n", r.err)
-		}
-		results = append(results, r)
+		setups = append(setups, s)
 	}
-	if !summary(results) {
+	results := map[string][]result{}
+	for round := range *rounds {
+		order := slices.Clone(setups)
+		if round%2 == 1 {
+			slices.Reverse(order)
+		}
+		for _, s := range order {
+			fmt.Printf("== round %d: %s\n", round+1, describe(s))
+			r := run(bin, filepath.Join(root, fmt.Sprintf("%s-%d", s.name, round)), cluster, s, round)
+			if r.err != nil {
+				fmt.Printf("   not measured: %v\n", r.err)
+			}
+			results[s.name] = append(results[s.name], r)
+		}
+	}
+	if !summary(setups, results) {
 		fmt.Println("RESULT: a target was missed")
 		os.Exit(1)
 	}
@@ -126,8 +138,8 @@ func describe(s setup) string {
 }
 
 // run measures one set-up on fresh gateways (and a fresh database).
-func run(bin, dir string, cluster *pgtest.Cluster, s setup) (r result) {
-	r.setup = s
+func run(bin, dir string, cluster *pgtest.Cluster, s setup, round int) (r result) {
+	r.setup, r.round = s, round
 	src := newFeedSource()
 	defer src.close()
 	sinks := make([]*sink, *receivers)
@@ -143,7 +155,7 @@ func run(bin, dir string, cluster *pgtest.Cluster, s setup) (r result) {
 	dsn := ""
 	if s.postgres {
 		var err error
-		if dsn, err = newDatabase(cluster, "bench_"+s.name); err != nil {
+		if dsn, err = newDatabase(cluster, fmt.Sprintf("bench_%s_%d", s.name, round)); err != nil {
 			r.err = err
 			return r
 		}
@@ -192,7 +204,9 @@ func throughput(r *result, gws []*gateway, sinks []*sink) error {
 	var prof chan error
 	if *profile != "" && r.postgres {
 		prof = make(chan error, 1)
-		go func() { prof <- cpuProfile(gws[0], filepath.Join(*profile, r.name+".cpu.pprof"), 10) }()
+		go func() {
+			prof <- cpuProfile(gws[0], filepath.Join(*profile, fmt.Sprintf("%s-%d.cpu.pprof", r.name, r.round)), 5)
+		}()
 	}
 	client := &http.Client{Timeout: time.Minute}
 	var next atomic.Int64
@@ -304,38 +318,70 @@ func latency(r *result, src *feedSource, lat *sink) error {
 	return nil
 }
 
-// summary prints the figures with the ratios to Badger and whether the
-// targets are met.
-func summary(rs []result) bool {
-	var base *result
-	for i := range rs {
-		if !rs[i].postgres && rs[i].err == nil {
-			base = &rs[i]
-		}
-	}
+// summary prints each set-up's medians, its ratios to Badger in the same
+// rounds, and whether the targets are met (by the medians).
+func summary(setups []setup, results map[string][]result) bool {
 	ok := true
-	fmt.Println("== summary")
-	for _, r := range rs {
-		if r.err != nil {
-			fmt.Printf("%-10s not measured\n", r.name)
-			if r.postgres {
+	fmt.Printf("== summary over %d round(s): medians; ratios to Badger per round\n", *rounds)
+	base := results["badger"]
+	for _, s := range setups {
+		var rates, cpus []float64
+		var p50s, p99s []time.Duration
+		var rateRatios, p99Ratios []string
+		for i, r := range results[s.name] {
+			if r.err != nil {
+				continue
+			}
+			rates, cpus = append(rates, r.rate), append(cpus, r.cpu)
+			p50s, p99s = append(p50s, r.p50), append(p99s, r.p99)
+			if s.postgres && i < len(base) && base[i].err == nil {
+				rateRatios = append(rateRatios, fmt.Sprintf("%.2f", r.rate/base[i].rate))
+				p99Ratios = append(p99Ratios, fmt.Sprintf("%.2f", float64(r.p99)/float64(base[i].p99)))
+			}
+		}
+		if len(rates) < len(results[s.name]) {
+			fmt.Printf("%-10s not measured in %d of %d rounds\n", s.name, len(results[s.name])-len(rates), len(results[s.name]))
+			if s.postgres {
 				ok = false
 			}
-			continue
+			if len(rates) == 0 {
+				continue
+			}
 		}
-		line := fmt.Sprintf("%-10s %6.0f deliveries/s, %5.1f µs CPU/delivery; change→first attempt p50 %4dms p99 %4dms",
-			r.name, r.rate, r.cpu, r.p50.Milliseconds(), r.p99.Milliseconds())
-		if base != nil && r.postgres {
-			line += fmt.Sprintf("; vs Badger: rate ×%.2f, p99 ×%.2f", r.rate/base.rate, float64(r.p99)/float64(base.p99))
+		rate, p99 := median(rates), median(p99s)
+		line := fmt.Sprintf("%-10s %6.0f deliveries/s (rounds %s), %5.1f µs gateway CPU/delivery; change→first attempt p50 %dms, p99 %dms (rounds %s)",
+			s.name, rate, join(rates, "%.0f"), median(cpus), median(p50s).Milliseconds(), p99.Milliseconds(), join(p99s, "%v"))
+		if len(rateRatios) > 0 {
+			line += fmt.Sprintf("; vs Badger: rate ×%s, p99 ×%s", strings.Join(rateRatios, " "), strings.Join(p99Ratios, " "))
 		}
-		if r.postgres {
-			met := r.rate >= targetRate && r.p99 <= targetP99
+		if s.postgres {
+			met := rate >= targetRate && p99 <= targetP99
 			line += fmt.Sprintf("; targets (≥ %d/s, p99 ≤ %v): %s", targetRate, targetP99, metStr(met))
 			ok = ok && met
 		}
 		fmt.Println(line)
 	}
 	return ok
+}
+
+// median returns the middle value (the upper one of an even count).
+func median[T float64 | time.Duration](v []T) T {
+	c := slices.Clone(v)
+	slices.Sort(c)
+	return c[len(c)/2]
+}
+
+// join formats each value with format, comma-separated.
+func join[T any](v []T, format string) string {
+	out := make([]string, len(v))
+	for i, x := range v {
+		if d, ok := any(x).(time.Duration); ok {
+			out[i] = d.Round(time.Millisecond).String()
+		} else {
+			out[i] = fmt.Sprintf(format, x)
+		}
+	}
+	return strings.Join(out, ", ")
 }
 
 func metStr(ok bool) string {
