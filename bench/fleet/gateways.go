@@ -31,6 +31,10 @@ const (
 // and a polled feed "src" (the latency run's source), with the state in
 // storage (empty: Badger in DATA).
 func caddyfile(storage string, port, ingestPort, adminPort int, srcURL string) string {
+	concurrency := ""
+	if *perPartner > 0 {
+		concurrency = fmt.Sprintf("per_partner_concurrency %d\n\t\t\tworkers %d", *perPartner, max(64, *perPartner))
+	}
 	return fmt.Sprintf(`{
 	admin 127.0.0.1:%d
 	default_bind 127.0.0.1
@@ -44,6 +48,7 @@ func caddyfile(storage string, port, ingestPort, adminPort int, srcURL string) s
 			}
 		}
 		webhooks {
+			%s
 			allow_http
 			allow_networks 127.0.0.1 {
 				ports 32768-65535
@@ -68,7 +73,7 @@ http://127.0.0.1:%d {
 		secret %s
 	}
 }
-`, adminPort, storage, webhookKey, benchgw.Client, benchgw.Secret, srcURL, port, ingestPort, ingestSecret)
+`, adminPort, storage, webhookKey, benchgw.Client, benchgw.Secret, concurrency, srcURL, port, ingestPort, ingestSecret)
 }
 
 // gateway is one running gateway process.
@@ -205,6 +210,23 @@ func (g *gateway) push(client *http.Client, changes []string) error {
 	return nil
 }
 
+// waitIngest pushes an empty page until the ingest endpoint takes it (the
+// feed starts after the listener), for up to 30 s.
+func (g *gateway) waitIngest() error {
+	client := &http.Client{Timeout: 10 * time.Second}
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		err := g.push(client, nil)
+		if err == nil {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("the ingest endpoint did not take changes within 30 s: %w", err)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
 // queued reads the queue's depth from the admin API.
 func (g *gateway) queued() (int64, error) {
 	resp, err := http.Get("http://" + g.admin + "/fulfilment/webhooks/depth")
@@ -238,4 +260,22 @@ func newDatabase(c *pgtest.Cluster, name string) (string, error) {
 		return "", err
 	}
 	return c.DSN(name), nil
+}
+
+// commits returns how many transactions the database dbname committed
+// (pg_stat_database; its counters lag by up to half a second).
+func commits(c *pgtest.Cluster, dbname string) (int64, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	conn, err := pgx.Connect(ctx, c.DSN("postgres"))
+	if err != nil {
+		return 0, err
+	}
+	defer conn.Close(ctx)
+	var n int64
+	err = conn.QueryRow(ctx, "SELECT pg_stat_force_next_flush()").Scan(new(any))
+	if err == nil {
+		err = conn.QueryRow(ctx, "SELECT xact_commit FROM pg_stat_database WHERE datname = $1", dbname).Scan(&n)
+	}
+	return n, err
 }

@@ -43,14 +43,16 @@ import (
 )
 
 var (
-	caddyBin  = flag.String("caddy", "", "the gateway binary (default: build ./cmd/fulfilgate)")
-	changes   = flag.Int("changes", 50, "changes pushed in the throughput run (each 100 events)")
-	receivers = flag.Int("receivers", 8, "receivers (distinct notification URLs) in the throughput run")
-	rate      = flag.Int("rate", 500, "changes per second in the latency run")
-	seconds   = flag.Int("seconds", 10, "length of the latency run in seconds")
-	setupList = flag.String("setups", "badger,postgres,postgres3", "set-ups to run: badger, postgres (one instance), postgres3 (three)")
-	profile   = flag.String("profile", "", "directory for a CPU profile of the first gateway during each PostgreSQL throughput run")
-	rounds    = flag.Int("rounds", 3, "rounds of every set-up, in alternating order (forward, then backward); figures are medians and ratios are per round")
+	caddyBin   = flag.String("caddy", "", "the gateway binary (default: build ./cmd/fulfilgate)")
+	changes    = flag.Int("changes", 50, "changes pushed in the throughput run (each 100 events)")
+	receivers  = flag.Int("receivers", 8, "receivers (distinct notification URLs) in the throughput run")
+	rate       = flag.Int("rate", 500, "changes per second in the latency run")
+	seconds    = flag.Int("seconds", 10, "length of the latency run in seconds")
+	setupList  = flag.String("setups", "badger,postgres,postgres3", "set-ups to run: badger, postgres (one instance), postgres3 (three)")
+	profile    = flag.String("profile", "", "directory for a CPU profile of the first gateway during each PostgreSQL throughput run")
+	durable    = flag.Bool("pg-durable", true, "PostgreSQL with fsync and full-page writes (false: neither, to see what flushing costs)")
+	perPartner = flag.Int("per-partner", 0, "webhooks per_partner_concurrency (0: the default), for experiments")
+	rounds     = flag.Int("rounds", 3, "rounds of every set-up, in alternating order (forward, then backward); figures are medians and ratios are per round")
 )
 
 // Targets.
@@ -95,7 +97,7 @@ func main() {
 	}
 	var cluster *pgtest.Cluster
 	if strings.Contains(*setupList, "postgres") {
-		cluster, err = pgtest.Start(pgtest.Options{Durable: true})
+		cluster, err = pgtest.Start(pgtest.Options{Durable: *durable})
 		check(err)
 		defer cluster.Stop()
 	}
@@ -133,6 +135,9 @@ func describe(s setup) string {
 	backend := "Badger"
 	if s.postgres {
 		backend = "PostgreSQL (fsync, synchronous_commit on)"
+		if !*durable {
+			backend = "PostgreSQL (fsync OFF: not durable, an experiment)"
+		}
 	}
 	return fmt.Sprintf("%s, %d instance(s)", backend, s.instances)
 }
@@ -184,8 +189,24 @@ func run(bin, dir string, cluster *pgtest.Cluster, s setup, round int) (r result
 			}
 		}
 	}
+	for _, g := range gws { // every instance's push feed runs before the clock starts
+		if r.err = g.waitIngest(); r.err != nil {
+			return r
+		}
+	}
+	var before int64
+	dbname := fmt.Sprintf("bench_%s_%d", s.name, round)
+	if s.postgres {
+		before, _ = commits(cluster, dbname)
+	}
 	if r.err = throughput(&r, gws, sinks); r.err != nil {
 		return r
+	}
+	if s.postgres {
+		time.Sleep(1500 * time.Millisecond) // the sessions' statistics are flushed about every second
+		if after, err := commits(cluster, dbname); err == nil {
+			fmt.Printf("   PostgreSQL: %d commits, %.3f per delivery\n", after-before, float64(after-before)/float64(r.deliveries))
+		}
 	}
 	r.err = latency(&r, src, lat)
 	return r
