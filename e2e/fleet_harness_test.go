@@ -152,8 +152,11 @@ func startFleet(t *testing.T, o fleetOptions) *fleet {
 			t.Cleanup(g.Stop)
 			err = in.waitServing(30 * time.Second)
 		}
+		if err != nil && len(f.inst) == 0 {
+			t.Fatalf("instance %s did not start on PostgreSQL: %v; its log:\n%s", name, err, g.Logs)
+		}
 		if err != nil {
-			t.Fatalf("instance %s did not start on the PostgreSQL database of the %d instances before it: %v\n"+
+			t.Fatalf("instance %s did not start on the PostgreSQL database that %d instance(s) already use: %v\n"+
 				"several instances on one database must run side by side; its log:\n%s", name, len(f.inst), err, g.Logs)
 		}
 		f.inst = append(f.inst, in)

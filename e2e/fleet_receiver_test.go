@@ -149,7 +149,7 @@ func (r *fleetReceiver) deliveredBy() map[string]int {
 	return out
 }
 
-// senderOf returns the senders that delivered x-hook-id id (answered 200).
+// sendersOf returns the senders that delivered x-hook-id id (answered 200).
 func (r *fleetReceiver) sendersOf(id string) []string {
 	r.mu.Lock()
 	defer r.mu.Unlock()
