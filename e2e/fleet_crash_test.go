@@ -61,6 +61,13 @@ func TestFleetFeedReaderKilledMidStream(t *testing.T) {
 	if got := f.feedReader(t, 5*time.Second, time.Second); got != next {
 		t.Errorf("instance %s reads the feed after the takeover by %s", got.Name, next.Name)
 	}
+	var st struct {
+		ReaderHere bool `json:"reader_here"`
+	}
+	whEventually(t, 5*time.Second, "GET /fulfilment/feeds/wms of "+next.Name+", which reads the feed, saying reader_here", func() bool {
+		next.admin(t, "GET", "/fulfilment/feeds/wms", "", &st)
+		return st.ReaderHere
+	})
 	waitDelivered(t, rcv, want, 60*time.Second, fmt.Sprintf("%d events across the takeover", len(want)))
 }
 
@@ -99,6 +106,11 @@ func TestFleetDeliveriesOfAKilledInstanceAreDeliveredByTheOthers(t *testing.T) {
 	t.Logf("in flight when killing %s: %v", victim.Name, held)
 	victim.Kill9()
 	killed := time.Now()
+	// Its requests end with its connections; only then are the others'
+	// answered (a request of the dead instance must not count as delivered).
+	whEventually(t, 10*time.Second, "the killed "+victim.Name+"'s held requests ending with its connections", func() bool {
+		return len(rcv.heldBy()[victim.Name]) == 0
+	})
 	rcv.release()
 
 	waitDelivered(t, rcv, want, 90*time.Second, fmt.Sprintf("the %d events, %d of them in flight at the killed %s", len(want), len(lost), victim.Name))

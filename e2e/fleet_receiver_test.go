@@ -14,6 +14,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/fulfilgate/fulfilgate/webhooks"
 )
@@ -191,8 +192,19 @@ func (r *fleetReceiver) missing(want []string) (missing, splitIDs []string) {
 // socketOwner names the process among pids (pid → name) holding the TCP
 // socket whose local address is addr (host:port on 127.0.0.1), from
 // /proc/net/tcp and /proc/<pid>/fd; "" when none does or /proc cannot
-// tell (not Linux).
+// tell (not Linux). It looks a few times: a connection's socket may be
+// listed a moment after the server accepted it.
 func socketOwner(addr string, pids map[int]string) string {
+	for range 5 {
+		if name := socketOwnerOnce(addr, pids); name != "" {
+			return name
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
+	return ""
+}
+
+func socketOwnerOnce(addr string, pids map[int]string) string {
 	host, port, err := net.SplitHostPort(addr)
 	p, err2 := strconv.Atoi(port)
 	if err != nil || err2 != nil || host != "127.0.0.1" {
@@ -202,19 +214,19 @@ func socketOwner(addr string, pids map[int]string) string {
 	if err != nil {
 		return ""
 	}
+	// The same local port may also be listed for an earlier connection
+	// in TIME_WAIT, which no process owns (inode 0).
 	local := fmt.Sprintf("0100007F:%04X", p)
-	var inode string
+	owned := map[string]bool{}
 	for _, line := range strings.Split(string(table), "\n") {
 		f := strings.Fields(line)
-		if len(f) > 9 && f[1] == local {
-			inode = f[9]
-			break
+		if len(f) > 9 && f[1] == local && f[9] != "0" {
+			owned["socket:["+f[9]+"]"] = true
 		}
 	}
-	if inode == "" || inode == "0" {
+	if len(owned) == 0 {
 		return ""
 	}
-	want := "socket:[" + inode + "]"
 	for pid, name := range pids {
 		dir := fmt.Sprintf("/proc/%d/fd", pid)
 		fds, err := os.ReadDir(dir)
@@ -222,7 +234,7 @@ func socketOwner(addr string, pids map[int]string) string {
 			continue
 		}
 		for _, fd := range fds {
-			if l, err := os.Readlink(dir + "/" + fd.Name()); err == nil && l == want {
+			if l, err := os.Readlink(dir + "/" + fd.Name()); err == nil && owned[l] {
 				return name
 			}
 		}
