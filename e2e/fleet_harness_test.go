@@ -75,8 +75,9 @@ const fleetCaddyfile = `{
 }
 
 http://127.0.0.1:{$GW_PORT} {
-	@token path /api/auth/token
-	fulfilment_token @token
+	fulfilment_token {
+		path /api/auth/token
+	}
 	fulfilment_auth
 	fulfilment_subscriptions
 	fulfilment_version {

@@ -137,15 +137,21 @@ func TestFleetActsAsOneGateway(t *testing.T) {
 // had a bad signature.
 func waitDelivered(t *testing.T, r *fleetReceiver, want []string, within time.Duration, what string) {
 	t.Helper()
+	const stall = 30 * time.Second // no delivery for this long: nothing more will come
 	deadline := time.Now().Add(within)
+	lastMissing, progressed := len(want)+1, time.Now()
 	for {
 		missing, _ := r.missing(want)
 		if len(missing) == 0 {
 			break
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: %d of %d events not delivered within %s (deliveries by instance: %v), e.g. %v",
-				what, len(missing), len(want), within, r.deliveredBy(), missing[:min(5, len(missing))])
+		if len(missing) < lastMissing {
+			lastMissing, progressed = len(missing), time.Now()
+		}
+		if now := time.Now(); now.After(deadline) || now.Sub(progressed) > stall {
+			t.Fatalf("%s: %d of %d events not delivered (waited %s, the last %s without a new one; deliveries by instance: %v), e.g. %v",
+				what, len(missing), len(want), within-deadline.Sub(now), now.Sub(progressed).Round(time.Second),
+				r.deliveredBy(), missing[:min(5, len(missing))])
 		}
 		time.Sleep(100 * time.Millisecond)
 	}

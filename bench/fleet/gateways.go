@@ -62,8 +62,9 @@ func caddyfile(storage string, port, ingestPort, adminPort int, srcURL string) s
 }
 
 http://127.0.0.1:%d {
-	@token path /api/auth/token
-	fulfilment_token @token
+	fulfilment_token {
+		path /api/auth/token
+	}
 	fulfilment_auth
 	fulfilment_subscriptions
 }
