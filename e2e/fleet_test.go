@@ -150,7 +150,7 @@ func waitDelivered(t *testing.T, r *fleetReceiver, want []string, within time.Du
 		}
 		if now := time.Now(); now.After(deadline) || now.Sub(progressed) > stall {
 			t.Fatalf("%s: %d of %d events not delivered (waited %s, the last %s without a new one; deliveries by instance: %v), e.g. %v",
-				what, len(missing), len(want), within-deadline.Sub(now), now.Sub(progressed).Round(time.Second),
+				what, len(missing), len(want), (within - deadline.Sub(now)).Round(time.Second), now.Sub(progressed).Round(time.Second),
 				r.deliveredBy(), missing[:min(5, len(missing))])
 		}
 		time.Sleep(100 * time.Millisecond)
