@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -13,10 +12,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/jackc/pgx/v5"
-
 	"github.com/fulfilgate/fulfilgate/bench/internal/benchgw"
-	"github.com/fulfilgate/fulfilgate/storage/pgstore/pgtest"
 )
 
 // The benchmark partner's webhook key and the ingest endpoint's secret
@@ -246,37 +242,4 @@ func (g *gateway) queued() (int64, error) {
 		return 0, fmt.Errorf("depth: %w", err)
 	}
 	return d.Queued, nil
-}
-
-// newDatabase creates a database on the cluster and returns its URL.
-func newDatabase(c *pgtest.Cluster, name string) (string, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	conn, err := pgx.Connect(ctx, c.DSN("postgres"))
-	if err != nil {
-		return "", err
-	}
-	defer conn.Close(ctx)
-	if _, err := conn.Exec(ctx, "CREATE DATABASE "+pgx.Identifier{name}.Sanitize()); err != nil {
-		return "", err
-	}
-	return c.DSN(name), nil
-}
-
-// commits returns how many transactions the database dbname committed
-// (pg_stat_database; its counters lag by up to half a second).
-func commits(c *pgtest.Cluster, dbname string) (int64, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	conn, err := pgx.Connect(ctx, c.DSN("postgres"))
-	if err != nil {
-		return 0, err
-	}
-	defer conn.Close(ctx)
-	var n int64
-	err = conn.QueryRow(ctx, "SELECT pg_stat_force_next_flush()").Scan(new(any))
-	if err == nil {
-		err = conn.QueryRow(ctx, "SELECT xact_commit FROM pg_stat_database WHERE datname = $1", dbname).Scan(&n)
-	}
-	return n, err
 }

@@ -160,7 +160,7 @@ func run(bin, dir string, cluster *pgtest.Cluster, s setup, round int) (r result
 	dsn := ""
 	if s.postgres {
 		var err error
-		if dsn, err = newDatabase(cluster, fmt.Sprintf("bench_%s_%d", s.name, round)); err != nil {
+		if dsn, err = cluster.CreateDatabase(fmt.Sprintf("bench_%s_%d", s.name, round)); err != nil {
 			r.err = err
 			return r
 		}
@@ -197,14 +197,14 @@ func run(bin, dir string, cluster *pgtest.Cluster, s setup, round int) (r result
 	var before int64
 	dbname := fmt.Sprintf("bench_%s_%d", s.name, round)
 	if s.postgres {
-		before, _ = commits(cluster, dbname)
+		before, _ = cluster.Commits(dbname)
 	}
 	if r.err = throughput(&r, gws, sinks); r.err != nil {
 		return r
 	}
 	if s.postgres {
 		time.Sleep(1500 * time.Millisecond) // the sessions' statistics are flushed about every second
-		if after, err := commits(cluster, dbname); err == nil {
+		if after, err := cluster.Commits(dbname); err == nil {
 			fmt.Printf("   PostgreSQL: %d commits, %.3f per delivery\n", after-before, float64(after-before)/float64(r.deliveries))
 		}
 	}
