@@ -6,6 +6,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/fulfilgate/fulfilgate/internal/datadir"
+	"github.com/fulfilgate/fulfilgate/portal"
 	"github.com/fulfilgate/fulfilgate/storage/badgerstore"
 	"github.com/fulfilgate/fulfilgate/tokens"
 	"github.com/fulfilgate/fulfilgate/webhooks"
@@ -38,6 +39,7 @@ type Stores interface {
 	Tokens() tokens.Store
 	Webhooks() webhooks.Storage
 	Feed(name string) feed.Store
+	Portal() portal.Store
 	Close() error
 }
 

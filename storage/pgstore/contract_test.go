@@ -18,6 +18,7 @@ func backend(t *testing.T, dsn string) storagetest.Backend {
 		Tokens:   s.Tokens(),
 		Webhooks: s.Webhooks(),
 		Feed:     func(name string) feed.Store { return s.Feed(name) },
+		Portal:   s.Portal(),
 		Reopen: func(t *testing.T) storagetest.Backend {
 			t.Helper()
 			pool.Close()
