@@ -91,6 +91,11 @@ func TestFleetSurvivesADatabaseOutage(t *testing.T) {
 	for _, w := range sortedKeys(wrong) {
 		t.Errorf("%s (%d times)", w, wrong[w])
 	}
+	if len(wrong) > 0 {
+		for _, in := range f.inst {
+			t.Logf("instance %s's first errors:\n%s", in.Name, errorLines(in.Logs.String(), 5))
+		}
+	}
 	if refusedInOutage == 0 {
 		t.Errorf("no request answered 503 while the database was away (%d answers): creating a subscription needs the database", len(answers))
 	}
@@ -109,7 +114,8 @@ type fleetLoad struct {
 	done    chan struct{}
 }
 
-// loadAnswer is one request's outcome.
+// loadAnswer is one request's outcome; phase is the test's phase when it
+// was answered, at the time it was sent.
 type loadAnswer struct {
 	phase, instance, method, path string
 	at                            time.Time
@@ -153,9 +159,7 @@ func startFleetLoad(f *fleet, tokens map[string]string, target string) *fleetLoa
 			if ctype != "" {
 				req.Header.Set("Content-Type", ctype)
 			}
-			l.mu.Lock()
-			ans := loadAnswer{phase: l.now, instance: in.Name, method: method, path: path, at: time.Now()}
-			l.mu.Unlock()
+			ans := loadAnswer{instance: in.Name, method: method, path: path, at: time.Now()}
 			resp, err := client.Do(req)
 			if err != nil {
 				ans.err = err.Error()
@@ -165,6 +169,7 @@ func startFleetLoad(f *fleet, tokens map[string]string, target string) *fleetLoa
 				ans.status, ans.contentType, ans.body = resp.StatusCode, resp.Header.Get("Content-Type"), string(b)
 			}
 			l.mu.Lock()
+			ans.phase = l.now // when it was answered: a request sent just before the outage meets it
 			l.answers = append(l.answers, ans)
 			l.mu.Unlock()
 		}
@@ -200,4 +205,15 @@ func (l *fleetLoad) finish() []loadAnswer {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.answers
+}
+
+// errorLines returns the first n lines of logs logged at error level.
+func errorLines(logs string, n int) string {
+	var out []string
+	for _, line := range strings.Split(logs, "\n") {
+		if strings.Contains(line, `"level":"error"`) && len(out) < n {
+			out = append(out, line)
+		}
+	}
+	return strings.Join(out, "\n")
 }
