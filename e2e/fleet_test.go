@@ -116,6 +116,19 @@ func TestFleetActsAsOneGateway(t *testing.T) {
 	t.Run("1000 events across the instances, none lost", func(t *testing.T) {
 		rcv := startFleetReceiver(t, f, fleetKeyPlain)
 		c.subscribe(t, c.mustToken(t, "plain-client", fleetSecret), rcv.URL, webhooks.EventAdjustmentPosted)
+		// A first event proves the instance reading the feed knows the
+		// subscription (it learns of it from the database): the 1000 are
+		// about losing none, not about how soon a subscription spreads.
+		// (A probe made before it does is never delivered: one a second.)
+		whEventually(t, 30*time.Second, "a first event for the subscription made on C", func() bool {
+			probe := "adjustment.posted " + f.control("adjustments", `{"partner":"partner-plain","products":["PROBE"]}`) + ":PROBE"
+			for end := time.Now().Add(time.Second); time.Now().Before(end); time.Sleep(50 * time.Millisecond) {
+				if missing, _ := rcv.missing([]string{probe}); len(missing) == 0 {
+					return true
+				}
+			}
+			return false
+		})
 		var want []string
 		for range 10 {
 			products := make([]string, 100)
@@ -127,7 +140,7 @@ func TestFleetActsAsOneGateway(t *testing.T) {
 				want = append(want, fmt.Sprintf("adjustment.posted %s:P-%03d", adj, i))
 			}
 		}
-		waitDelivered(t, rcv, want, 90*time.Second, "1000 events")
+		waitDelivered(t, rcv, want, 90*time.Second, "1000 events after the first")
 		t.Logf("deliveries by instance: %v", rcv.deliveredBy())
 	})
 }
