@@ -20,6 +20,11 @@ type Storage interface {
 	DeliveredStorage
 }
 
+// ErrUnavailable is what a backend's error wraps when the database could
+// not be reached or the connection to it was lost: nothing was stored, and
+// the caller may try again later.
+var ErrUnavailable = errors.New("storage: database unavailable")
+
 // ErrConflict is what a backend may return when a transaction lost a race
 // with another (it retries what it can itself; a caller may try again).
 var ErrConflict = errors.New("storage: transaction conflict")

@@ -2,6 +2,7 @@ package pgstore
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"testing"
 	"time"
@@ -38,6 +39,13 @@ func TestTheStoresComeBackAfterTheDatabaseWasAway(t *testing.T) {
 	}
 	if _, _, err := q.Depth(); err == nil {
 		t.Fatal("Depth while the database is down succeeded, want an error")
+	}
+	sub := webhooks.Subscription{ID: "sub_during", PartnerID: "P1", Event: "label-status", NotificationURL: "https://receiver.example/hook", CreatedAt: t0}
+	if _, _, err := q.CreateSubscription(context.Background(), sub, 10); !errors.Is(err, webhooks.ErrUnavailable) {
+		t.Fatalf("CreateSubscription while the database is down: %v, want an error wrapping webhooks.ErrUnavailable (callers answer 503)", err)
+	}
+	if _, err := q.DeleteSubscription("P1", "sub_before"); !errors.Is(err, webhooks.ErrUnavailable) {
+		t.Fatalf("DeleteSubscription while the database is down: %v, want an error wrapping webhooks.ErrUnavailable", err)
 	}
 
 	if err := c.Resume(); err != nil {

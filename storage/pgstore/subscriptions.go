@@ -70,7 +70,7 @@ VALUES ($1, $2, $3, $4, $5, $6)`, sub.ID, sub.PartnerID, sub.Event, sub.Notifica
 		return webhooks.Subscription{}, false, err
 	}
 	if err != nil {
-		return webhooks.Subscription{}, false, fmt.Errorf("storing subscription: %w", err)
+		return webhooks.Subscription{}, false, fmt.Errorf("storing subscription: %w", unavailable(err))
 	}
 	return stored, created, nil
 }
@@ -89,7 +89,7 @@ RETURNING id, partner_id, event, notification_url, created_ns`, id, partnerID)
 		return notify(ctx, tx, changeSubscriptions)
 	})
 	if err != nil {
-		return webhooks.Subscription{}, fmt.Errorf("deleting subscription %s: %w", id, err)
+		return webhooks.Subscription{}, fmt.Errorf("deleting subscription %s: %w", id, unavailable(err))
 	}
 	if len(gone) == 0 {
 		return webhooks.Subscription{}, webhooks.ErrNotFound

@@ -232,6 +232,10 @@ func (h *SubscriptionsHandler) storeError(w http.ResponseWriter, r *http.Request
 	case errors.Is(err, webhooks.ErrLimit):
 		fulfilhttp.WriteProblem(w, http.StatusConflict, "subscription-limit",
 			"the partner has reached its maximum number of subscriptions; delete one first")
+	case errors.Is(err, webhooks.ErrUnavailable):
+		h.logger.Warn(what, zap.Error(err), fulfilhttp.RequestIDField(r))
+		w.Header().Set("Retry-After", "5")
+		fulfilhttp.WriteProblem(w, http.StatusServiceUnavailable, "unavailable", "the gateway cannot reach its database; nothing was changed, try again shortly")
 	case errors.Is(err, context.DeadlineExceeded):
 		fulfilhttp.WriteProblem(w, http.StatusServiceUnavailable, "unavailable", "timed out; try again")
 	case errors.Is(err, context.Canceled):
