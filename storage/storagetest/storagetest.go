@@ -22,6 +22,8 @@ type Backend struct {
 	Webhooks webhooks.Storage
 	// Feed returns the store of the feed name.
 	Feed func(name string) feed.Store
+	// FeedNames lists the feeds with stored state (feed.Catalog).
+	FeedNames func() ([]string, error)
 	// Reopen closes the stores and opens them again on the same data, as a
 	// restart would (what was committed must be there).
 	Reopen func(t *testing.T) Backend
@@ -52,7 +54,7 @@ func Run(t *testing.T, open Opener) {
 func Behaviours() []Behaviour {
 	var all []Behaviour
 	for _, part := range [][]Behaviour{tokenBehaviours, subscriptionBehaviours, queueBehaviours,
-		deadLetterBehaviours, feedBehaviours} {
+		deadLetterBehaviours, feedBehaviours, copyBehaviours} {
 		all = append(all, part...)
 	}
 	return all
