@@ -38,6 +38,7 @@ type Stores interface {
 	Tokens() tokens.Store
 	Webhooks() webhooks.Storage
 	Feed(name string) feed.Store
+	feed.Catalog
 	Close() error
 }
 
