@@ -193,25 +193,25 @@ func runExport(cmd *cobra.Command, _ []string) (err error) {
 	if err != nil {
 		return err
 	}
-	var out io.Writer = cmd.OutOrStdout()
-	if file, _ := cmd.Flags().GetString("file"); file != "" {
-		f, err := os.OpenFile(file, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
-		if err != nil {
-			return fmt.Errorf("creating the export file (it must not exist yet): %w", err)
-		}
-		defer func() {
-			err = errors.Join(err, f.Close())
-			if err != nil {
-				err = errors.Join(err, os.Remove(file))
-			}
-		}()
-		out = f
-	}
 	stores, err := o.Open(true)
 	if err != nil {
 		return fmt.Errorf("opening %s: %w", source, err)
 	}
 	defer func() { err = errors.Join(err, stores.Close()) }()
+	var out io.Writer = cmd.OutOrStdout()
+	if file, _ := cmd.Flags().GetString("file"); file != "" {
+		f, ferr := os.OpenFile(file, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+		if ferr != nil {
+			return fmt.Errorf("creating the export file (it must not exist yet): %w", ferr)
+		}
+		defer func() {
+			// A failed export leaves no file that looks like one.
+			if err = errors.Join(err, f.Close()); err != nil {
+				err = errors.Join(err, os.Remove(file))
+			}
+		}()
+		out = f
+	}
 	counts, err := transfer.Export(out, stores, o.Name(), time.Now())
 	if err != nil {
 		return fmt.Errorf("exporting %s: %w", source, err)
