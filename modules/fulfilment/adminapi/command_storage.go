@@ -95,7 +95,7 @@ writes nothing.
 	imp.Flags().String("file", "", "Read from this file instead of stdin")
 
 	for _, c := range []*cobra.Command{migrate, export, imp} {
-		c.Flags().String("database-url", "", "The PostgreSQL database (postgres://user:password@host/db); default $"+databaseURLEnv)
+		c.Flags().String("database-url", "", "The PostgreSQL database (postgres://user:password@host/db); other users see it in the process list: prefer $"+databaseURLEnv)
 		if c != migrate {
 			c.Flags().String("data-dir", "", "A Badger data directory")
 		}
