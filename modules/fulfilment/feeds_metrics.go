@@ -21,8 +21,11 @@ import (
 //	fulfilgate_feed_poll_errors{feed}              consecutive failed polls (0 when healthy)
 //	fulfilgate_feed_poll_errors_total{feed}        failed polls (an answer that is not a feed included)
 //	fulfilgate_feed_lag_seconds{feed}              time since the reader last reached the feed's end
+//	                                               (only from the instance that reads the feed)
+//	fulfilgate_feed_reading{feed}                  1 when this instance holds the feed's lease, 0 when
+//	                                               another does (only with a shared database)
 type feedCollector struct {
-	read, dup, events, deliveries, rejected, errors, errorsTotal, lag *prometheus.Desc
+	read, dup, events, deliveries, rejected, errors, errorsTotal, lag, reading *prometheus.Desc
 }
 
 var feedMetrics = sync.OnceValue(func() *feedCollector {
@@ -39,12 +42,14 @@ var feedMetrics = sync.OnceValue(func() *feedCollector {
 		errorsTotal: d("poll_errors_total", "Failed polls of the feed: no answer, an error status, or an answer that is not a feed page "+
 			"(not JSON, HTML or XML, no \"changes\" array). Waiting for the feed at start-up is not counted."),
 		lag: d("lag_seconds", "Seconds since the start of the last poll that reached the end of the feed."),
+		reading: d("reading", "1 when this gateway instance holds the feed's lease and reads it, 0 when another instance does "+
+			"(only with a database several instances share)."),
 	}
 })
 
 // Describe implements prometheus.Collector.
 func (c *feedCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{c.read, c.dup, c.events, c.deliveries, c.rejected, c.errors, c.errorsTotal, c.lag} {
+	for _, d := range []*prometheus.Desc{c.read, c.dup, c.events, c.deliveries, c.rejected, c.errors, c.errorsTotal, c.lag, c.reading} {
 		ch <- d
 	}
 }
@@ -69,8 +74,16 @@ func (c *feedCollector) Collect(ch chan<- prometheus.Metric) {
 			counter(c.rejected, st.RejectedChanges)
 			counter(c.errorsTotal, st.PollErrors)
 			ch <- prometheus.MustNewConstMetric(c.errors, prometheus.GaugeValue, float64(st.ConsecutiveErrors), st.Name)
-			if st.Mode == "poll" {
+			reads := st.ReaderStatus == nil || st.ReaderHere
+			if st.Mode == "poll" && reads {
 				ch <- prometheus.MustNewConstMetric(c.lag, prometheus.GaugeValue, st.LagSeconds, st.Name)
+			}
+			if st.Mode == "poll" && st.ReaderStatus != nil {
+				v := 0.0
+				if reads {
+					v = 1
+				}
+				ch <- prometheus.MustNewConstMetric(c.reading, prometheus.GaugeValue, v, st.Name)
 			}
 		}
 		return true

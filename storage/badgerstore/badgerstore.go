@@ -43,7 +43,7 @@ func (s *Store) Webhooks() webhooks.Storage { return s.webhooks }
 
 // Feed returns the store of feed name (a valid feed name: feed.ValidName).
 func (s *Store) Feed(name string) feed.Store {
-	return &feedStore{db: s.db, prefix: "feed/" + name + "/"}
+	return &feedStore{db: s.db, name: name, prefix: "feed/" + name + "/"}
 }
 
 // maxConflictRetries bounds the retries of a transaction that conflicts.

@@ -22,6 +22,7 @@ import (
 //	rejected-total     how many changes were ever rejected (uint64)
 type feedStore struct {
 	db     *badger.DB
+	name   string
 	prefix string
 }
 
@@ -102,6 +103,9 @@ func (s *feedStore) PageWrites(w feed.PageWrites) webhooks.TxWrites {
 }
 
 func (s *feedStore) apply(txn *badger.Txn, w *feed.PageWrites) error {
+	if err := checkFence(s.name, w.Fence); err != nil {
+		return err
+	}
 	for _, id := range w.Seen {
 		e := badger.NewEntry(s.key("done/", id), nil)
 		e.ExpiresAt = uint64(max(w.SeenUntil.Unix(), 1))

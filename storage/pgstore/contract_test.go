@@ -8,7 +8,8 @@ import (
 )
 
 // backend opens the stores on dsn with a pool of its own; Reopen closes
-// the pool and opens a new one on the same database, as a restart would.
+// the pool and opens a new one on the same database, as a restart would;
+// Peer opens another instance's stores on the same database.
 func backend(t *testing.T, dsn string) storagetest.Backend {
 	t.Helper()
 	pool := openPool(t, dsn)
@@ -21,6 +22,10 @@ func backend(t *testing.T, dsn string) storagetest.Backend {
 		Reopen: func(t *testing.T) storagetest.Backend {
 			t.Helper()
 			pool.Close()
+			return backend(t, dsn)
+		},
+		Peer: func(t *testing.T) storagetest.Backend {
+			t.Helper()
 			return backend(t, dsn)
 		},
 	}

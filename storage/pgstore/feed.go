@@ -72,11 +72,22 @@ func (fs *feedStore) Rejected() ([]feed.Rejected, uint64, error) {
 	return out, uint64(total), nil
 }
 
-// PageWrites prepares w's writes: seen markers (upserted with their new
-// expiry), rejected changes in their ring slots, the rejected total and the
-// cursor.
+// PageWrites prepares w's writes: the lease check (Fence) first, then
+// the end of the lease (EndLease), seen markers (upserted with their new
+// expiry), rejected changes in their ring slots, the rejected total and
+// the cursor.
 func (fs *feedStore) PageWrites(w feed.PageWrites) webhooks.TxWrites {
 	return txWrites{apply: func(ctx context.Context, tx pgx.Tx) error {
+		if w.Fence != 0 {
+			if err := fs.checkFence(ctx, tx, w.Fence); err != nil {
+				return err
+			}
+		}
+		if w.EndLease {
+			if err := fs.endLease(ctx, tx); err != nil {
+				return err
+			}
+		}
 		if len(w.Seen) > 0 {
 			if _, err := tx.Exec(ctx, `INSERT INTO feed_seen (feed, change_id, seen_until_ns)
 SELECT $1, id, $3 FROM unnest($2::text[]) AS id

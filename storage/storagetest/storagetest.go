@@ -27,6 +27,10 @@ type Backend struct {
 	// Reopen closes the stores and opens them again on the same data, as a
 	// restart would (what was committed must be there).
 	Reopen func(t *testing.T) Backend
+	// Peer opens the stores of another gateway instance on the same data,
+	// beside these; nil for a backend only one process can open (the
+	// behaviours between instances are skipped).
+	Peer func(t *testing.T) Backend
 }
 
 // Opener opens a fresh backend for one behaviour; it registers its own
@@ -50,11 +54,12 @@ func Run(t *testing.T, open Opener) {
 }
 
 // Behaviours returns the contract's table: the token store's, the
-// subscriptions', the queue's, the dead letters' and the feed store's.
+// subscriptions', the queue's, the dead letters', the feed store's and the
+// feed lease's.
 func Behaviours() []Behaviour {
 	var all []Behaviour
 	for _, part := range [][]Behaviour{tokenBehaviours, subscriptionBehaviours, queueBehaviours,
-		deadLetterBehaviours, feedBehaviours, copyBehaviours} {
+		deadLetterBehaviours, feedBehaviours, feedLeaseBehaviours, copyBehaviours} {
 		all = append(all, part...)
 	}
 	return all

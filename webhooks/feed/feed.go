@@ -80,6 +80,11 @@ type Feed struct {
 	settings atomic.Pointer[Settings]
 	mu       sync.Mutex // serialises processing (dedupe check, then write)
 
+	leaser Leaser     // st as a Leaser; nil: this reader always reads
+	lmu    sync.Mutex // guards lease; taken before mu, never after
+	lease  leaseState
+	reader atomic.Pointer[ReaderStatus] // the lease as last seen, for Status
+
 	counters counters
 
 	smu    sync.Mutex // guards the fields below
@@ -93,6 +98,7 @@ type Feed struct {
 	ctx       context.Context
 	cancel    context.CancelFunc
 	done      chan struct{}
+	leaseDone chan struct{}
 }
 
 type counters struct {
@@ -110,8 +116,9 @@ func New(opts Options, s Settings) (*Feed, error) {
 	f := &Feed{
 		name: opts.Name, st: opts.Store, logger: opts.Logger,
 		window: opts.DedupeWindow, clock: opts.Clock, rand: opts.Rand,
-		wake: make(chan struct{}, 1), done: make(chan struct{}),
+		wake: make(chan struct{}, 1), done: make(chan struct{}), leaseDone: make(chan struct{}),
 	}
+	f.leaser, _ = opts.Store.(Leaser)
 	if f.logger == nil {
 		f.logger = zap.NewNop()
 	}
@@ -145,6 +152,11 @@ func (f *Feed) Start() {
 	f.startOnce.Do(func() {
 		f.started = true
 		go f.loop()
+		if f.leaser != nil {
+			go f.keepLease()
+		} else {
+			close(f.leaseDone)
+		}
 	})
 }
 
@@ -167,23 +179,30 @@ func (f *Feed) Apply(s Settings) error {
 	}
 	s.Poll = p
 	f.settings.Store(&s)
+	f.wakeUp()
+	return nil
+}
+
+// wakeUp makes the poll loop poll now.
+func (f *Feed) wakeUp() {
 	select {
 	case f.wake <- struct{}{}:
 	default:
 	}
-	return nil
 }
 
 // Name returns the feed's name.
 func (f *Feed) Name() string { return f.name }
 
 // Close stops the poll loop promptly; an in-flight request is cancelled and
-// its page is read again after a restart.
+// its page is read again after a restart (or by the instance that takes
+// the lease over: Close releases it).
 func (f *Feed) Close() error {
 	f.cancel()
 	f.startOnce.Do(func() {}) // no start after Close
 	if f.started {
 		<-f.done
+		<-f.leaseDone
 	}
-	return nil
+	return f.releaseLease()
 }

@@ -159,11 +159,18 @@ func (f *Feed) Poll(ctx context.Context) time.Duration {
 	if pc.URL == "" {
 		return -1
 	}
+	fence, err := f.holdLease() // taking the lease may reload the cursor
+	if errors.Is(err, errStandby) {
+		return LeaseRenew
+	}
 	f.smu.Lock()
 	cursor, limit, gen := f.poll.cursor, f.poll.limit, f.poll.gen
 	f.smu.Unlock()
 	if limit <= 0 || limit > pc.PageSize {
 		limit = pc.PageSize
+	}
+	if err != nil {
+		return f.failed(pc, limit, err)
 	}
 	start := f.clock()
 	body, err := f.fetch(ctx, pc, cursor, limit)
@@ -183,9 +190,12 @@ func (f *Feed) Poll(ctx context.Context) time.Duration {
 	}
 	var res Result
 	if len(page.Changes) > 0 || next != cursor {
-		res, err = f.process(page.Changes, &next, "poll", gen)
+		res, err = f.process(page.Changes, &next, "poll", gen, fence)
 		if errors.Is(err, errReset) {
 			return 0
+		}
+		if errors.Is(err, ErrLeaseLost) {
+			return f.leaseLost(fence)
 		}
 		if err != nil {
 			return f.failed(pc, limit, err)
@@ -385,7 +395,26 @@ func backwards(from, to string) bool {
 // which change ids were already turned into events (needed when the WMS
 // reuses ids; otherwise a replayed change is skipped as a duplicate). A page
 // being read meanwhile is dropped.
+//
+// With a store several instances share (a Leaser), the reset also ends the
+// feed's lease, whichever instance holds it: the holder's page in flight is
+// not stored, and the next holder reads on from the reset cursor.
 func (f *Feed) Reset(cursor string, forgetSeen bool) error {
+	if err := f.reset(cursor, forgetSeen); err != nil {
+		return err
+	}
+	if f.leaser != nil {
+		f.lmu.Lock()
+		f.lease.held = false
+		f.noteLease()
+		f.lmu.Unlock()
+	}
+	f.logger.Warn("feed reset", zap.String("feed", f.name), zap.String("cursor", cursor), zap.Bool("forget_seen", forgetSeen))
+	f.wakeUp()
+	return nil
+}
+
+func (f *Feed) reset(cursor string, forgetSeen bool) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if forgetSeen {
@@ -393,17 +422,12 @@ func (f *Feed) Reset(cursor string, forgetSeen bool) error {
 			return fmt.Errorf("forgetting seen changes: %w", err)
 		}
 	}
-	if err := f.st.Commit(f.st.PageWrites(PageWrites{Cursor: &cursor})); err != nil {
+	if err := f.st.Commit(f.st.PageWrites(PageWrites{Cursor: &cursor, EndLease: f.leaser != nil})); err != nil {
 		return fmt.Errorf("storing cursor: %w", err)
 	}
 	f.smu.Lock()
 	f.poll.cursor, f.poll.gen, f.poll.failures, f.poll.limit, f.poll.warning = cursor, f.poll.gen+1, 0, 0, ""
 	f.smu.Unlock()
-	f.logger.Warn("feed reset", zap.String("feed", f.name), zap.String("cursor", cursor), zap.Bool("forget_seen", forgetSeen))
-	select {
-	case f.wake <- struct{}{}:
-	default:
-	}
 	return nil
 }
 

@@ -202,7 +202,7 @@ func TestReset(t *testing.T) {
 	gen := f.poll.gen
 	_ = f.Reset("1", false)
 	next := "2"
-	if _, err := f.process(nil, &next, "poll", gen); !errors.Is(err, errReset) {
+	if _, err := f.process(nil, &next, "poll", gen, 0); !errors.Is(err, errReset) {
 		t.Fatalf("stale page: %v", err)
 	}
 	if f.Status().Cursor != "1" {

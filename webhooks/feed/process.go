@@ -54,14 +54,17 @@ type chunk struct {
 // pushed changes cursor is nil. source ("poll" or "push") is recorded with
 // rejected changes.
 func (f *Feed) Process(changes []Change, cursor *string, source string) (Result, error) {
-	return f.process(changes, cursor, source, -1)
+	return f.process(changes, cursor, source, -1, 0)
 }
 
 // errReset: the feed was reset while a page was being read; the page is
 // dropped and reading starts again from the reset cursor.
 var errReset = errors.New("the feed was reset while this page was read")
 
-func (f *Feed) process(changes []Change, cursor *string, source string, gen int) (Result, error) {
+// process is Process for a polled page read after cursor generation gen
+// (-1: pushed changes), whose writes are fenced by lease token fence (0:
+// not fenced).
+func (f *Feed) process(changes []Change, cursor *string, source string, gen int, fence uint64) (Result, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if gen >= 0 {
@@ -154,23 +157,23 @@ func (f *Feed) process(changes []Change, cursor *string, source string, gen int)
 	}
 	// final holds the writes that make the batch complete: the cursor, the
 	// changes that produced no event, the rejected list.
-	final := PageWrites{Seen: quiet, SeenUntil: expires, Rejected: rejected, RejectedTotal: total, Cursor: cursor}
+	final := PageWrites{Seen: quiet, SeenUntil: expires, Rejected: rejected, RejectedTotal: total, Cursor: cursor, Fence: fence}
 
 	if len(chunks) == 1 && len(quiet) <= maxQuietPerCommit {
 		// The common small page: one transaction for everything.
-		n, err := f.publish(s.Publisher, chunks[0], expires, &final)
+		n, err := f.publish(s.Publisher, chunks[0], expires, fence, &final)
 		if err != nil {
 			return res, err
 		}
 		res.Deliveries = n
 	} else {
-		n, err := f.publishAll(s.Publisher, chunks, expires)
+		n, err := f.publishAll(s.Publisher, chunks, expires, fence)
 		res.Deliveries = n
 		if err != nil {
 			return res, err
 		}
 		for len(final.Seen) > maxQuietPerCommit { // keep the last transaction small
-			part := PageWrites{Seen: final.Seen[:maxQuietPerCommit], SeenUntil: expires}
+			part := PageWrites{Seen: final.Seen[:maxQuietPerCommit], SeenUntil: expires, Fence: fence}
 			if err := f.st.Commit(f.st.PageWrites(part)); err != nil {
 				return res, err
 			}
@@ -195,7 +198,7 @@ func (f *Feed) process(changes []Change, cursor *string, source string, gen int)
 // chunks in order), and returns the number of deliveries queued. Each chunk
 // marks its changes done in its own transaction, so after an error the
 // chunks that succeeded are not redone.
-func (f *Feed) publishAll(p Publisher, chunks []*chunk, expires time.Time) (int, error) {
+func (f *Feed) publishAll(p Publisher, chunks []*chunk, expires time.Time, fence uint64) (int, error) {
 	var (
 		wg     sync.WaitGroup
 		mu     sync.Mutex
@@ -217,7 +220,7 @@ func (f *Feed) publishAll(p Publisher, chunks []*chunk, expires time.Time) (int,
 		go func(list []*chunk) {
 			defer func() { <-sem; wg.Done() }()
 			for _, ch := range list {
-				n, err := f.publish(p, ch, expires, nil)
+				n, err := f.publish(p, ch, expires, fence, nil)
 				mu.Lock()
 				total += n
 				if err != nil {
@@ -235,10 +238,10 @@ func (f *Feed) publishAll(p Publisher, chunks []*chunk, expires time.Time) (int,
 }
 
 // publish queues one chunk's events and marks its changes seen (with the
-// writes of more, if not nil) in the same transaction. A transaction
-// conflict is retried.
-func (f *Feed) publish(p Publisher, ch *chunk, expires time.Time, more *PageWrites) (int, error) {
-	w := PageWrites{Seen: ch.ids, SeenUntil: expires}
+// writes of more, if not nil) in the same transaction, fenced by fence. A
+// transaction conflict is retried.
+func (f *Feed) publish(p Publisher, ch *chunk, expires time.Time, fence uint64, more *PageWrites) (int, error) {
+	w := PageWrites{Seen: ch.ids, SeenUntil: expires, Fence: fence}
 	if more != nil {
 		w = *more
 		w.Seen = append(slices.Clip(ch.ids), more.Seen...)

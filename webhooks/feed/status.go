@@ -16,6 +16,11 @@ type Status struct {
 	// URL of the feed without user info or query.
 	URL    string `json:"url,omitempty"`
 	Cursor string `json:"cursor"`
+	// ReaderStatus tells which gateway instance reads the feed, when
+	// several share its state (its fields are omitted when only this
+	// process can read it). An instance that does not hold the lease shows
+	// the cursor as it last read it and no lag.
+	*ReaderStatus
 	// LagSeconds is how far behind the feed the reader may be: the time
 	// since the start of the last poll that reached the end of the feed
 	// (since start-up before the first). About the poll interval when
@@ -68,6 +73,7 @@ func (f *Feed) Status() Status {
 		Rejected:      slices.Clone(f.rej),
 	}
 	f.smu.Unlock()
+	st.ReaderStatus = f.readerStatus()
 	if st.Rejected == nil {
 		st.Rejected = []Rejected{}
 	}
@@ -82,7 +88,7 @@ func (f *Feed) Status() Status {
 		if since.IsZero() {
 			since = p.startedAt
 		}
-		if !since.IsZero() && now.After(since) {
+		if !since.IsZero() && now.After(since) && (st.ReaderStatus == nil || st.ReaderHere) {
 			st.LagSeconds = now.Sub(since).Seconds()
 		}
 	}

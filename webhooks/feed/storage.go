@@ -55,4 +55,14 @@ type PageWrites struct {
 	RejectedTotal uint64
 	// Cursor, when not nil, is stored as the feed's cursor.
 	Cursor *string
+	// Fence, when not 0, is the token of the lease the page was read under
+	// (Leaser): the writes commit only while it is still the feed's token
+	// and this instance holds the lease; otherwise the transaction fails
+	// with ErrLeaseLost and writes nothing, the queued deliveries it
+	// carries included.
+	Fence uint64
+	// EndLease frees the feed's lease, whichever instance holds it, in the
+	// same transaction (a reset: the holder's page in flight is refused,
+	// and the next holder reads the new cursor).
+	EndLease bool
 }

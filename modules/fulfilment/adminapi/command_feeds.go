@@ -14,7 +14,8 @@ func init() {
 // addFeedsCommands adds
 //
 //	caddy fulfilment feeds [name]        each feed's mode, cursor, lag, last
-//	                                     error, counters, rejected changes
+//	                                     error, counters, rejected changes and
+//	                                     (shared database) the instance reading it
 //	caddy fulfilment feeds reset <name> [--cursor C] [--forget-seen] [--yes]
 func addFeedsCommands(root *cobra.Command) {
 	feeds := &cobra.Command{

@@ -31,7 +31,9 @@ const adminFeedsBase = "/fulfilment/feeds"
 // a warning (e.g. a cursor that went backwards), counters since start-up
 // (pages, changes_read, duplicates, events_produced, deliveries_queued,
 // rejected_changes), rejected_total (ever) and the last 100 rejected
-// changes with their reasons. Another method answers 405; 503 when no
+// changes with their reasons; with a database several instances share, also
+// which instance reads the feed (reader, reader_here, lease_until,
+// lease_token, lease_checked_at). Another method answers 405; 503 when no
 // fulfilment app runs.
 type adminFeeds struct{}
 
