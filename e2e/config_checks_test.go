@@ -96,6 +96,7 @@ func TestValidateChecksTheGatewayRoutes(t *testing.T) {
 		{name: "token endpoint matched by method only", caddyfile: gatewayConfig("\t@post method POST\n\tfulfilment_token @post\n"),
 			warning: "fulfilment_token has no path matcher"},
 		{name: "token endpoint in a handle block", caddyfile: gatewayConfig("\thandle /api/auth/token {\n\t\tfulfilment_token\n\t}\n")},
+		{name: "token endpoint with a path of its own", caddyfile: gatewayConfig("\tfulfilment_token {\n\t\tpath /api/auth/token\n\t}\n")},
 		{name: "no fulfilment app", caddyfile: "{\n\tadmin off\n}\n\nhttp://127.0.0.1:9 {\n\tfulfilment_auth\n" + versionBlock + proxyLine + "}\n",
 			warning: "the fulfilment app is not configured"},
 	} {

@@ -88,7 +88,7 @@ func TestOpenAPISlowBodiesConform(t *testing.T) {
 	t.Parallel()
 	cf := keyedCaddyfile(t)
 	for old, repl := range map[string]string{
-		"\tfulfilment_token @token\n":  "\tfulfilment_token @token {\n\t\tread_timeout 1s\n\t}\n",
+		"\t\tpath /api/auth/token\n":   "\t\tpath /api/auth/token\n\t\tread_timeout 1s\n",
 		"\tfulfilment_subscriptions\n": "\tfulfilment_subscriptions {\n\t\tread_timeout 1s\n\t}\n",
 	} {
 		if !strings.Contains(cf, old) {

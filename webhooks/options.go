@@ -114,6 +114,16 @@ func (nopObserver) Delivery(string, Outcome)   {}
 func (nopObserver) Attempt(time.Duration, int) {}
 func (nopObserver) Depth(queued, dead int64)   {}
 
+// CheckUserAgent refuses a user agent that cannot be sent as one header
+// line: a line break or another control character would end the header
+// or inject others into every delivery.
+func CheckUserAgent(ua string) error {
+	if strings.ContainsFunc(ua, func(r rune) bool { return r < ' ' || r == 0x7f }) {
+		return errors.New("must be one line without control characters")
+	}
+	return nil
+}
+
 func (o *Options) setDefaults() error {
 	if o.Storage == nil {
 		return errors.New("webhooks: Options.Storage is required")
@@ -157,8 +167,8 @@ func (o *Options) setDefaults() error {
 	if o.UserAgent == "" {
 		o.UserAgent = DefaultUserAgent
 	}
-	if strings.ContainsFunc(o.UserAgent, func(r rune) bool { return r < ' ' || r == 0x7f }) {
-		return errors.New("webhooks: Options.UserAgent must not contain control characters")
+	if err := CheckUserAgent(o.UserAgent); err != nil {
+		return fmt.Errorf("webhooks: Options.UserAgent %w", err)
 	}
 	if o.Clock == nil {
 		o.Clock = time.Now

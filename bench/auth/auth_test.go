@@ -63,8 +63,9 @@ func BenchmarkProtectedPathVsBareProxy(b *testing.B) {
 	}
 }
 http://127.0.0.1:%d {
-	@token path /api/auth/token
-	fulfilment_token @token
+	fulfilment_token {
+		path /api/auth/token
+	}
 	fulfilment_auth
 	fulfilment_subscriptions
 	fulfilment_version {

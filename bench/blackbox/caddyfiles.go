@@ -44,7 +44,7 @@ const versionBlock = `	fulfilment_version {
 
 // Lines of the demo's gateway site.
 const (
-	tokenLines = "\t@token path /api/auth/token\n\tfulfilment_token @token\n"
+	tokenLines = "\tfulfilment_token {\n\t\tpath /api/auth/token\n\t}\n"
 	guardLine  = "\tfulfilment_auth\n"
 	subsLine   = "\tfulfilment_subscriptions\n"
 )

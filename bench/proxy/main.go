@@ -510,7 +510,7 @@ func benchCaddyfile(port map[string]int, dataDir string) string {
 	// The demo's shape: the token endpoint for its path, then the guard
 	// (if any), the subscriptions API, the version mapping and the proxy.
 	routes := func(guard, mapping string) string {
-		lines := []string{"@token path /api/auth/token", "fulfilment_token @token", guard, "fulfilment_subscriptions", mapping, proxy}
+		lines := []string{"fulfilment_token {\n\tpath /api/auth/token\n}", guard, "fulfilment_subscriptions", mapping, proxy}
 		return strings.Join(slices.DeleteFunc(lines, func(l string) bool { return l == "" }), "\n")
 	}
 	site := func(name string, lines ...string) string {

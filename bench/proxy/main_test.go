@@ -45,7 +45,7 @@ func TestDecompositionSites(t *testing.T) {
 	routed := block("6")
 	if all[3].server != "routed" || strings.Contains(routed, "fulfilment_auth") || strings.Contains(routed, "fulfilment_version") ||
 		!strings.Contains(routed, "rewrite /api/fulfilment/v4/products /wms/items") ||
-		!strings.Contains(routed, "fulfilment_token @token") || !strings.Contains(routed, "fulfilment_subscriptions") || !strings.Contains(routed, "reverse_proxy 127.0.0.1:5") {
+		!strings.Contains(routed, "fulfilment_token {\n\t\tpath /api/auth/token\n\t}") || !strings.Contains(routed, "fulfilment_subscriptions") || !strings.Contains(routed, "reverse_proxy 127.0.0.1:5") {
 		t.Fatalf("routed site:\n%s", routed)
 	}
 	headers := block("7")

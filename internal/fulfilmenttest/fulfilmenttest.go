@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/caddyserver/caddy/v2"
+	"github.com/caddyserver/caddy/v2/caddyconfig"
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
 	"github.com/golang-jwt/jwt/v5"
 
@@ -125,4 +126,19 @@ func WithVerifiedPartner(r *http.Request, partner string) *http.Request {
 		vars[fulfilhttp.PartnerIDVar] = GuardHeaders().Verified(partner)
 	}
 	return r.WithContext(context.WithValue(r.Context(), caddyhttp.VarsCtxKey, vars))
+}
+
+// ConfigContext returns a context of a loaded configuration that has only
+// the fulfilment app (data dir in a temporary dir; nothing opened), as a
+// handler's Provision gets one.
+func ConfigContext(t testing.TB) caddy.Context {
+	t.Helper()
+	apps := caddy.ModuleMap{"fulfilment": caddyconfig.JSON(&fulfilment.App{DataDir: t.TempDir()}, nil)}
+	base, err := caddy.ProvisionContext(&caddy.Config{Admin: &caddy.AdminConfig{Disabled: true}, AppsRaw: apps})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := caddy.NewContext(base)
+	t.Cleanup(cancel)
+	return ctx
 }

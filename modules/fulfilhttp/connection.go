@@ -3,6 +3,7 @@ package fulfilhttp
 import (
 	"net/http"
 	"net/textproto"
+	"slices"
 	"strings"
 )
 
@@ -131,15 +132,26 @@ var upgradeTokens = []string{"Upgrade"}
 // the identity header would reach the upstream unchecked. The interface
 // uses neither. A server may ignore Upgrade (RFC 9110 §7.8), so the request
 // is answered as if it had not asked.
-func DropUpgradeAndTrailers(r *http.Request) {
+//
+// also are more headers (canonical names) to remove; with them, the headers
+// are read in one pass instead of looked up name by name.
+func DropUpgradeAndTrailers(r *http.Request, also ...string) {
 	if r.Trailer != nil {
 		r.Trailer = nil
 	}
-	if _, ok := r.Header["Trailer"]; ok {
-		delete(r.Header, "Trailer")
-	}
-	if _, ok := r.Header["Upgrade"]; ok {
-		delete(r.Header, "Upgrade")
+	if len(also) == 0 {
+		if _, ok := r.Header["Trailer"]; ok {
+			delete(r.Header, "Trailer")
+		}
+		if _, ok := r.Header["Upgrade"]; ok {
+			delete(r.Header, "Upgrade")
+		}
+	} else {
+		for name := range r.Header {
+			if name == "Trailer" || name == "Upgrade" || slices.Contains(also, name) {
+				delete(r.Header, name)
+			}
+		}
 	}
 	if _, ok := r.Header["Connection"]; ok {
 		DropConnectionTokens(r.Header, upgradeTokens)

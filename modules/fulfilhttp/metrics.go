@@ -129,8 +129,15 @@ func (m *RequestMetrics) GuardRefusal(f tokens.Fault) {
 // Request counts a request of version by the partner the guard verified
 // for r ("none" without one).
 func (m *RequestMetrics) Request(version string, r *http.Request) {
-	partner, ok := PartnerFromRequest(r)
-	if !ok {
+	p, _ := VerifiedFromRequest(r)
+	m.RequestBy(version, p)
+}
+
+// RequestBy counts a request of version by p, an identity the guard
+// verified ("none" for the zero value): for a handler that holds it already.
+func (m *RequestMetrics) RequestBy(version string, p VerifiedPartner) {
+	partner := p.id
+	if partner == "" || p.headers == nil {
 		partner = "none"
 	}
 	k := versionPartner{version, partner}

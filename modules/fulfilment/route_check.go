@@ -24,9 +24,10 @@ import (
 //   - fulfilment_version with no handler after it that answers the request
 //     (reverse_proxy, respond, ...) is warned about: Caddy then answers
 //     an empty 200, and nothing reaches the WMS.
-//   - fulfilment_token in a route without a path matcher (its own or an
-//     enclosing route's) is warned about: it answers every request of the
-//     route as the token endpoint, and nothing after it runs.
+//   - fulfilment_token without a path of its own in a route without a path
+//     matcher (its own or an enclosing route's) is warned about: it answers
+//     every request of the route as the token endpoint, and nothing after
+//     it runs.
 //
 // Only a missing guard is refused: it is the one case in which a request
 // could have reached the WMS without an identity had the version handler
@@ -46,9 +47,14 @@ type routeNode struct {
 
 // handlerNode is a handler of a route.
 type handlerNode struct {
-	name   string      // module name: "fulfilment_version", "subroute", ...
-	routes []routeNode // a subroute's routes
+	name    string      // module name: "fulfilment_version", "subroute", ...
+	routes  []routeNode // a subroute's routes
+	ownPath bool        // it answers only its own path and passes on the rest
 }
+
+// pathAnswerer is a handler that answers only its own path, and passes
+// every other request to the next handler (fulfilment_token with a path).
+type pathAnswerer interface{ AnswersOnlyItsPath() bool }
 
 // The routes are read while the http app is being provisioned as well as
 // after: a route whose handlers are not provisioned yet still has them as
@@ -99,6 +105,9 @@ func routeNodeOf(r *caddyhttp.Route) (routeNode, error) {
 	}
 	for i, h := range r.Handlers {
 		node := handlerNode{name: caddy.GetModuleName(h)}
+		if pa, ok := h.(pathAnswerer); ok {
+			node.ownPath = pa.AnswersOnlyItsPath()
+		}
 		if sr, ok := h.(*caddyhttp.Subroute); ok {
 			var err error
 			if node.routes, err = routeNodes(sr.Routes); err != nil {
@@ -114,11 +123,12 @@ func handlerNodeOfJSON(raw json.RawMessage) (handlerNode, error) {
 	var h struct {
 		Handler string              `json:"handler"`
 		Routes  caddyhttp.RouteList `json:"routes"`
+		Path    string              `json:"path"` // fulfilment_token's own path
 	}
 	if err := json.Unmarshal(raw, &h); err != nil {
 		return handlerNode{}, err
 	}
-	node := handlerNode{name: h.Handler}
+	node := handlerNode{name: h.Handler, ownPath: h.Handler == "fulfilment_token" && h.Path != ""}
 	if h.Handler == "subroute" {
 		var err error
 		if node.routes, err = routeNodes(h.Routes); err != nil {
@@ -203,8 +213,8 @@ func (f *routeFindings) walk(routes []routeNode, guard guardRan, pathMatched boo
 			case "fulfilment_version":
 				f.checkVersion(hat, g, &continuation{handlers: r.handlers[j+1:], parent: next})
 			case "fulfilment_token":
-				if !pathMatched && !r.pathMatch {
-					f.warnings = append(f.warnings, hat+": fulfilment_token has no path matcher, so it answers every request of its route as the token endpoint and nothing after it runs; give it one (@token path /api/auth/token)")
+				if !pathMatched && !r.pathMatch && !h.ownPath {
+					f.warnings = append(f.warnings, hat+": fulfilment_token has no path matcher, so it answers every request of its route as the token endpoint and nothing after it runs; give it its path (path /api/auth/token in its block) or a path matcher")
 				}
 			case "subroute":
 				g = f.walk(h.routes, g, pathMatched || r.pathMatch,

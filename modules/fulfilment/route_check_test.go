@@ -110,6 +110,7 @@ func TestRouteChecks(t *testing.T) {
 		{"token with a host matcher only", `[{"match": [{"host": ["a"]}], "handle": [{"handler": "fulfilment_token"}]}]`, "", "fulfilment_token has no path matcher"},
 		{"token with a path in one matcher set only", `[{"match": [{"path": ["/t"]}, {"method": ["POST"]}], "handle": [{"handler": "fulfilment_token"}]}]`, "", "fulfilment_token has no path matcher"},
 		{"token under a path-matched route", `[{"match": [{"path": ["/t"]}], "handle": [{"handler": "subroute", "routes": [{"handle": [{"handler": "fulfilment_token"}]}]}]}]`, "", ""},
+		{"token with a path of its own", `[{"handle": [{"handler": "fulfilment_token", "path": "/api/auth/token"}]}]`, "", ""},
 	} {
 		f := checkJSON(t, tc.routes)
 		if got := strings.Join(f.errors, "\n"); (tc.errors == "") != (got == "") || !strings.Contains(got, tc.errors) || len(f.errors) > 1 {

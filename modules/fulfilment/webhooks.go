@@ -210,10 +210,10 @@ func (c *WebhooksConfig) withDefaults() (*WebhooksConfig, error) {
 		errs = append(errs, fmt.Sprintf("timeout (%s) is longer than retry_period (%s)",
 			time.Duration(out.Timeout), time.Duration(out.RetryPeriod)))
 	}
-	// The service refuses the same at Start; checked here too so that
-	// `caddy validate` refuses it.
-	if strings.ContainsFunc(out.UserAgent, func(r rune) bool { return r < ' ' || r == 0x7f }) {
-		errs = append(errs, "user_agent must be one line without control characters")
+	// The service's own rule, so that `caddy validate` refuses what Start
+	// would.
+	if err := webhooks.CheckUserAgent(out.UserAgent); err != nil {
+		errs = append(errs, "user_agent "+err.Error())
 	}
 	for _, n := range out.AllowNetworks {
 		r, err := n.rule()

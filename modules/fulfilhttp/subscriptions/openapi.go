@@ -16,14 +16,9 @@ import (
 // same document in the published guide.
 const openAPIPath = "/api/fulfilment/v4/openapi.json"
 
-// serveOpenAPI answers GET and HEAD with the OpenAPI document.
+// serveOpenAPI answers GET and HEAD (the methods of openAPIRoute) with the
+// OpenAPI document.
 func serveOpenAPI(w http.ResponseWriter, r *http.Request, logger *zap.Logger) {
-	if r.Method != http.MethodGet && r.Method != http.MethodHead {
-		w.Header().Set("Allow", "GET, HEAD")
-		fulfilhttp.WriteProblem(w, http.StatusMethodNotAllowed, "method-not-allowed",
-			"method "+r.Method+" is not allowed here; allowed: GET, HEAD")
-		return
-	}
 	body, err := docs.OpenAPIJSON()
 	if err != nil {
 		logger.Error("serving the OpenAPI document", zap.Error(err))

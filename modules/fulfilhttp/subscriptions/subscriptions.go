@@ -15,7 +15,6 @@ import (
 	"net/http"
 	"slices"
 	"strconv"
-	"strings"
 	"time"
 	"unicode/utf8"
 
@@ -98,82 +97,105 @@ func toSubscriptionJSON(s webhooks.Subscription) subscriptionJSON {
 		CreatedAt: s.CreatedAt.UTC().Format(time.RFC3339)}
 }
 
-// ServeHTTP implements caddyhttp.MiddlewareHandler.
+// ServeHTTP answers the handler's routes (routes.go) and passes every
+// other path to next.
 func (h *SubscriptionsHandler) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyhttp.Handler) error {
-	isDoc := r.URL.Path == openAPIPath
-	rest, ok := strings.CutPrefix(r.URL.Path, subscriptionsPath)
-	if !isDoc && (!ok || (rest != "" && rest[0] != '/')) {
+	rt, id, ours := match(r.URL.Path)
+	if !ours {
 		return next.ServeHTTP(w, r)
 	}
-	id := strings.TrimPrefix(rest, "/")
-
 	partner, ok := fulfilhttp.PartnerFromRequest(r)
 	if !ok {
 		w.Header().Set("WWW-Authenticate", `Bearer realm="fulfilment"`)
 		fulfilhttp.WriteProblem(w, http.StatusUnauthorized, "unauthorized", "a valid Bearer access token is required")
 		return nil
 	}
-	if isDoc {
-		serveOpenAPI(w, r, h.logger)
-		return nil
-	}
-	if strings.Contains(id, "/") {
+	if rt == nil {
 		fulfilhttp.WriteProblem(w, http.StatusNotFound, "not-found", "no such subscription")
 		return nil
 	}
-	allow := "GET, HEAD, POST"
-	if id != "" {
-		allow = "GET, HEAD, DELETE"
-	}
-	if !slices.Contains(strings.Split(allow, ", "), r.Method) {
-		w.Header().Set("Allow", allow)
+	serve := rt.action(r.Method)
+	if serve == nil {
+		w.Header().Set("Allow", rt.allow)
 		fulfilhttp.WriteProblem(w, http.StatusMethodNotAllowed, "method-not-allowed",
-			fmt.Sprintf("method %s is not allowed here; allowed: %s", r.Method, allow))
+			fmt.Sprintf("method %s is not allowed here; allowed: %s", r.Method, rt.allow))
 		return nil
 	}
+	serve(h, w, r, partner, id)
+	return nil
+}
+
+// store returns the webhook service's subscriptions, or answers 503 and
+// returns nil while the service is not running.
+func (h *SubscriptionsHandler) store(w http.ResponseWriter) *webhooks.SubscriptionStore {
 	svc := h.app.WebhookService()
 	if svc == nil {
 		fulfilhttp.WriteProblem(w, http.StatusServiceUnavailable, "unavailable", "the webhook service is not running")
 		return nil
 	}
-	store := svc.Subscriptions()
-
-	switch {
-	case r.Method == http.MethodPost:
-		h.create(w, r, store, partner)
-	case id == "":
-		subs, err := store.List(partner)
-		if err != nil {
-			h.internal(w, r, "listing subscriptions", err)
-			return nil
-		}
-		out := make([]subscriptionJSON, 0, len(subs))
-		for _, s := range subs {
-			out = append(out, toSubscriptionJSON(s))
-		}
-		fulfilhttp.WriteJSON(w, http.StatusOK, "application/json", struct {
-			Subscriptions []subscriptionJSON `json:"subscriptions"`
-		}{out})
-	case r.Method == http.MethodDelete:
-		if err := store.Delete(partner, id); err != nil {
-			h.storeError(w, r, "deleting a subscription", err)
-			return nil
-		}
-		w.Header().Set("Cache-Control", "no-store")
-		w.WriteHeader(http.StatusNoContent)
-	default: // GET or HEAD of one
-		sub, err := store.Get(partner, id)
-		if err != nil {
-			h.storeError(w, r, "reading a subscription", err)
-			return nil
-		}
-		fulfilhttp.WriteJSON(w, http.StatusOK, "application/json", toSubscriptionJSON(sub))
-	}
-	return nil
+	return svc.Subscriptions()
 }
 
-// create handles POST of the collection.
-func (h *SubscriptionsHandler) create(w http.ResponseWriter, r *http.Request, store *webhooks.SubscriptionStore, partner string) {
+// serveDocument answers GET and HEAD of the OpenAPI document.
+func (h *SubscriptionsHandler) serveDocument(w http.ResponseWriter, r *http.Request, _, _ string) {
+	serveOpenAPI(w, r, h.logger)
+}
+
+// list answers GET and HEAD of the collection: the partner's subscriptions.
+func (h *SubscriptionsHandler) list(w http.ResponseWriter, r *http.Request, partner, _ string) {
+	store := h.store(w)
+	if store == nil {
+		return
+	}
+	subs, err := store.List(partner)
+	if err != nil {
+		h.internal(w, r, "listing subscriptions", err)
+		return
+	}
+	out := make([]subscriptionJSON, 0, len(subs))
+	for _, s := range subs {
+		out = append(out, toSubscriptionJSON(s))
+	}
+	fulfilhttp.WriteJSON(w, http.StatusOK, "application/json", struct {
+		Subscriptions []subscriptionJSON `json:"subscriptions"`
+	}{out})
+}
+
+// get answers GET and HEAD of one of the partner's subscriptions.
+func (h *SubscriptionsHandler) get(w http.ResponseWriter, r *http.Request, partner, id string) {
+	store := h.store(w)
+	if store == nil {
+		return
+	}
+	sub, err := store.Get(partner, id)
+	if err != nil {
+		h.storeError(w, r, "reading a subscription", err)
+		return
+	}
+	fulfilhttp.WriteJSON(w, http.StatusOK, "application/json", toSubscriptionJSON(sub))
+}
+
+// delete answers DELETE of one of the partner's subscriptions.
+func (h *SubscriptionsHandler) delete(w http.ResponseWriter, r *http.Request, partner, id string) {
+	store := h.store(w)
+	if store == nil {
+		return
+	}
+	if err := store.Delete(partner, id); err != nil {
+		h.storeError(w, r, "deleting a subscription", err)
+		return
+	}
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(http.StatusNoContent)
+}
+
+// create answers POST of the collection: a new subscription of the
+// partner's, or the same one if it exists.
+func (h *SubscriptionsHandler) create(w http.ResponseWriter, r *http.Request, partner, _ string) {
+	store := h.store(w)
+	if store == nil {
+		return
+	}
 	req, p := decodeSubscriptionRequest(w, r, time.Duration(h.ReadTimeout), h.logger)
 	if p != nil {
 		fulfilhttp.WriteProblemBody(w, *p)

@@ -67,6 +67,7 @@ var _ caddyfile.Unmarshaler = (*AuthHandler)(nil)
 // parseTokenHandler parses the directive:
 //
 //	fulfilment_token [<matcher>] {
+//		path <path>               # answer only this path, pass on the rest; default: answer every request
 //		read_timeout <duration>   # wait for the request body; default 10s
 //	}
 func parseTokenHandler(h httpcaddyfile.Helper) (caddyhttp.MiddlewareHandler, error) {
@@ -77,5 +78,23 @@ func parseTokenHandler(h httpcaddyfile.Helper) (caddyhttp.MiddlewareHandler, err
 // UnmarshalCaddyfile parses `fulfilment_token` (syntax above). Token
 // settings and partners are configured in the fulfilment global option.
 func (h *TokenHandler) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
-	return fulfilhttp.UnmarshalReadTimeoutOnly(d, &h.ReadTimeout, " (tokens are configured in the fulfilment global option)")
+	d.Next() // directive name
+	if d.NextArg() {
+		return d.ArgErr()
+	}
+	for d.NextBlock(0) {
+		var err error
+		switch d.Val() {
+		case "path":
+			err = caddyfileargs.String(d, &h.Path)
+		case "read_timeout":
+			h.ReadTimeout, err = fulfilhttp.ParseReadTimeout(d, h.ReadTimeout)
+		default:
+			err = d.Errf("unknown fulfilment_token option %q (tokens are configured in the fulfilment global option)", d.Val())
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
 }

@@ -72,6 +72,8 @@ type AuthHandler struct {
 	logger     *zap.Logger
 	headers    fulfilhttp.IdentityHeaders // the identity header; the names the guard sets or strips, never hop-by-hop
 	requestID  string
+	strip      []string // StripHeaders, canonical
+	accessLog  accessLog
 	challenge  string // for 401 without a token
 	invalidHdr string // for 401 invalid_token
 	expiredHdr string // for 403
@@ -95,6 +97,14 @@ const (
 func (h *AuthHandler) Provision(ctx caddy.Context) error {
 	h.logger = ctx.Logger()
 	h.setup()
+	// Caddy provisions a server's handlers with the server in the context;
+	// whether it writes an access log is fixed with its configuration.
+	if srv, ok := ctx.Value(caddyhttp.ServerCtxKey).(*caddyhttp.Server); ok && srv != nil {
+		h.accessLog = accessLogOff
+		if srv.Logs != nil {
+			h.accessLog = accessLogOn
+		}
+	}
 	var err error
 	h.app, err = fulfilhttp.LoadApp(ctx)
 	return err
@@ -105,9 +115,11 @@ func (h *AuthHandler) setup() {
 	identity := http.CanonicalHeaderKey(cmp.Or(h.IdentityHeader, defaultIdentityHeader))
 	h.requestID = http.CanonicalHeaderKey(cmp.Or(h.RequestIDHeader, defaultRequestIDHeader))
 	h.headers = fulfilhttp.IdentityHeaders{Identity: identity, Protected: []string{identity, h.requestID}}
+	h.strip = nil
 	for _, name := range h.StripHeaders {
-		h.headers.Protected = append(h.headers.Protected, http.CanonicalHeaderKey(name))
+		h.strip = append(h.strip, http.CanonicalHeaderKey(name))
 	}
+	h.headers.Protected = append(h.headers.Protected, h.strip...)
 	realm := h.Realm
 	if realm == "" {
 		realm = "fulfilment"
@@ -146,15 +158,19 @@ func (h *AuthHandler) Validate() error {
 // ServeHTTP implements caddyhttp.MiddlewareHandler.
 func (h *AuthHandler) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyhttp.Handler) error {
 	rid := fulfilhttp.NewRequestID()
-	// A slice each: what runs later may edit one in place.
-	w.Header()[h.requestID] = []string{rid}
-	r.Header[h.requestID] = []string{rid}
+	// The header values the guard sets, in one allocation: the request id
+	// on the answer and upstream, and the identity upstream. Each header
+	// gets a slice of its own element with no room to grow, so what runs
+	// later may edit or append to one without touching another.
+	vals := &[3]string{rid, rid}
+	w.Header()[h.requestID] = vals[0:1:1]
+	r.Header[h.requestID] = vals[1:2:2]
 	// Caddy's vars map (nil outside a Caddy server), looked up once.
 	vars, _ := r.Context().Value(caddyhttp.VarsCtxKey).(map[string]any)
 	if vars != nil {
 		vars[fulfilhttp.RequestIDVar] = rid
 	}
-	extra := accessLogFields(r)
+	extra := h.accessLogFields(r)
 	if extra != nil {
 		extra.Set(zap.String("request_id", rid))
 	}
@@ -164,7 +180,7 @@ func (h *AuthHandler) ServeHTTP(w http.ResponseWriter, r *http.Request, next cad
 		fulfilhttp.WriteProblem(w, http.StatusServiceUnavailable, "unavailable", "the gateway is starting or stopping")
 		return nil
 	}
-	auth := r.Header.Values("Authorization")
+	auth := r.Header["Authorization"]
 	var id tokens.Identity
 	var verr *tokens.VerifyError
 	if len(auth) != 1 {
@@ -176,11 +192,12 @@ func (h *AuthHandler) ServeHTTP(w http.ResponseWriter, r *http.Request, next cad
 		h.refuse(w, r, verr)
 		return nil
 	}
-	r.Header.Del("Authorization")
-	for _, name := range h.StripHeaders {
-		r.Header.Del(name)
+	delete(r.Header, "Authorization")
+	for _, name := range h.strip {
+		delete(r.Header, name)
 	}
-	r.Header[h.headers.Identity] = []string{id.PartnerID}
+	vals[2] = id.PartnerID
+	r.Header[h.headers.Identity] = vals[2:3:3]
 	if _, ok := r.Header["Connection"]; ok {
 		fulfilhttp.DropConnectionTokens(r.Header, h.headers.Protected)
 	}
@@ -196,12 +213,27 @@ func (h *AuthHandler) ServeHTTP(w http.ResponseWriter, r *http.Request, next cad
 	return next.ServeHTTP(w, r)
 }
 
+// accessLog is whether the guard's server writes an access log, as far as
+// the guard knows from its provisioning.
+type accessLog int
+
+const (
+	accessLogUnknown accessLog = iota // provisioned outside a server: ask r's
+	accessLogOff
+	accessLogOn
+)
+
 // accessLogFields returns the fields Caddy adds to r's access log entry,
 // or nil when r's server writes no access log (the only reader of those
 // fields; a server without a log directive skips the work of adding them).
-func accessLogFields(r *http.Request) *caddyhttp.ExtraLogFields {
-	if srv, ok := r.Context().Value(caddyhttp.ServerCtxKey).(*caddyhttp.Server); ok && srv != nil && srv.Logs == nil {
+func (h *AuthHandler) accessLogFields(r *http.Request) *caddyhttp.ExtraLogFields {
+	switch h.accessLog {
+	case accessLogOff:
 		return nil
+	case accessLogUnknown:
+		if srv, ok := r.Context().Value(caddyhttp.ServerCtxKey).(*caddyhttp.Server); ok && srv != nil && srv.Logs == nil {
+			return nil
+		}
 	}
 	extra, _ := r.Context().Value(caddyhttp.ExtraLogFieldsCtxKey).(*caddyhttp.ExtraLogFields)
 	return extra

@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
+
+	"github.com/fulfilgate/fulfilgate/internal/fulfilmenttest"
 )
 
 // The guard's request id: the same on the answer, upstream and in the
@@ -94,13 +96,7 @@ func logFieldKeys(e *caddyhttp.ExtraLogFields) []string {
 func TestAuthGuardRequestIDOfTheAnswerIsItsOwn(t *testing.T) {
 	a := startTokensApp(t, testTokensConfig())
 	h, _ := newAuthHandler(t, a, &AuthHandler{})
-	tok, err := a.TokenService().Token(mustAuth(a))
-	if err != nil {
-		t.Fatal(err)
-	}
-	r := httptest.NewRequest("GET", "/api/fulfilment/v4/shipments", nil)
-	r.Header.Set("Authorization", "Bearer "+tok.AccessToken)
-	r = r.WithContext(context.WithValue(r.Context(), caddyhttp.VarsCtxKey, map[string]any{}))
+	r := bearerRequest(t, a)
 	w := httptest.NewRecorder()
 	next := caddyhttp.HandlerFunc(func(w http.ResponseWriter, r *http.Request) error {
 		r.Header["X-Request-Id"][0] = "edited-upstream"
@@ -111,5 +107,68 @@ func TestAuthGuardRequestIDOfTheAnswerIsItsOwn(t *testing.T) {
 	}
 	if got := w.Header().Get("X-Request-Id"); !uuidV4.MatchString(got) {
 		t.Fatalf("the answer's X-Request-Id is %q after an edit of the request's, want the guard's UUID", got)
+	}
+}
+
+// The header values the guard sets are independent: a handler after it (a
+// header directive) that edits one in place or appends to one leaves the
+// others as the guard set them.
+func TestAuthGuardHeaderValuesAreIndependent(t *testing.T) {
+	a := startTokensApp(t, testTokensConfig())
+	h, _ := newAuthHandler(t, a, &AuthHandler{})
+	r := bearerRequest(t, a)
+	var upstreamID, upstreamPartner []string
+	next := caddyhttp.HandlerFunc(func(w http.ResponseWriter, r *http.Request) error {
+		w.Header()["X-Request-Id"][0] = "edited-on-the-answer"
+		r.Header["X-Request-Id"] = append(r.Header["X-Request-Id"], "appended-upstream")
+		upstreamID = r.Header["X-Request-Id"]
+		upstreamPartner = r.Header["X-Partner-Id"]
+		return nil
+	})
+	w := httptest.NewRecorder()
+	if err := h.ServeHTTP(w, r, next); err != nil {
+		t.Fatal(err)
+	}
+	if len(upstreamID) != 2 || !uuidV4.MatchString(upstreamID[0]) || upstreamID[1] != "appended-upstream" {
+		t.Errorf("upstream X-Request-Id %q; want the guard's id, then the appended value (the answer's edit must not reach it)", upstreamID)
+	}
+	if len(upstreamPartner) != 1 || upstreamPartner[0] != "partner-acme" {
+		t.Errorf("upstream X-Partner-Id %q; want only %q (an append to another header must not reach it)", upstreamPartner, "partner-acme")
+	}
+	if got := w.Header()["X-Request-Id"]; len(got) != 1 || got[0] != "edited-on-the-answer" {
+		t.Errorf("answer X-Request-Id %q; want only the edited value", got)
+	}
+}
+
+// The guard takes whether its server writes an access log from the server
+// Caddy provisions it in: provisioned in a server without one, it adds no
+// fields to a request's entry; in a server with one, it adds them.
+func TestAuthGuardKnowsItsServersAccessLogFromProvisioning(t *testing.T) {
+	a := startTokensApp(t, testTokensConfig())
+	for _, tc := range []struct {
+		name string
+		srv  *caddyhttp.Server
+		want int
+	}{
+		{"server without access log", &caddyhttp.Server{}, 0},
+		{"server with access log", &caddyhttp.Server{Logs: &caddyhttp.ServerLogConfig{}}, 3},
+	} {
+		ctx := fulfilmenttest.ConfigContext(t)
+		ctx.Context = context.WithValue(ctx.Context, caddyhttp.ServerCtxKey, tc.srv)
+		h := new(AuthHandler)
+		if err := h.Provision(ctx); err != nil {
+			t.Fatal(err)
+		}
+		h.app = a // the started app, which issued tok
+		r := bearerRequest(t, a)
+		extra := new(caddyhttp.ExtraLogFields)
+		rctx := context.WithValue(r.Context(), caddyhttp.ExtraLogFieldsCtxKey, extra)
+		next := caddyhttp.HandlerFunc(func(http.ResponseWriter, *http.Request) error { return nil })
+		if err := h.ServeHTTP(httptest.NewRecorder(), r.WithContext(rctx), next); err != nil {
+			t.Fatal(err)
+		}
+		if got := logFieldKeys(extra); len(got) != tc.want {
+			t.Errorf("%s: log fields %v, want %d", tc.name, got, tc.want)
+		}
 	}
 }

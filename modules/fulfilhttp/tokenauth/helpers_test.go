@@ -87,3 +87,16 @@ func mustAuth(a *fulfilment.App) tokens.Client {
 	}
 	return c
 }
+
+// bearerRequest is a GET of a resource with a fresh token of a's demo
+// client, with Caddy's vars in its context, as it reaches the guard.
+func bearerRequest(t testing.TB, a *fulfilment.App) *http.Request {
+	t.Helper()
+	tok, err := a.TokenService().Token(mustAuth(a))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := httptest.NewRequest("GET", "/api/fulfilment/v4/shipments", nil)
+	r.Header.Set("Authorization", "Bearer "+tok.AccessToken)
+	return r.WithContext(context.WithValue(r.Context(), caddyhttp.VarsCtxKey, map[string]any{}))
+}

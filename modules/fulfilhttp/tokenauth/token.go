@@ -6,7 +6,9 @@ package tokenauth
 
 import (
 	"errors"
+	"fmt"
 	"net/http"
+	"path"
 	"strconv"
 	"time"
 
@@ -28,8 +30,10 @@ func init() {
 // TokenHandler is the HTTP handler http.handlers.fulfilment_token
 // (Caddyfile directive `fulfilment_token`, no arguments): the OAuth 2.0
 // client credentials token endpoint, POST /api/auth/token, with RFC 6749's
-// success and error bodies. It answers every request itself and never
-// calls the next handler.
+// success and error bodies. Without Path it answers every request it is
+// given (give its route a path matcher) and never calls the next handler;
+// with Path it answers the requests for that path and passes every other
+// request to the next handler.
 //
 //	200 {"access_token","token_type":"Bearer","expires_in"}, Cache-Control: no-store
 //	400 invalid_request (both client authentication forms, two Authorization
@@ -45,6 +49,15 @@ func init() {
 //
 // Partners and settings come from the fulfilment app's tokens block.
 type TokenHandler struct {
+	// Path is the token endpoint's path, e.g. /api/auth/token. When set,
+	// the handler answers only requests whose path (decoded, as Caddy's
+	// path matcher reads it) is exactly Path, case included, and passes
+	// every other request to the next handler: the check costs a string
+	// comparison, where a path matcher in front of the handler lower-cases,
+	// cleans and matches every request's path. Must be an absolute, clean
+	// path. Default: none (the handler answers every request it is given).
+	Path string `json:"path,omitempty"`
+
 	// ReadTimeout bounds the wait for the request body, counted from the
 	// end of the headers: 408 after it. Default 10s.
 	ReadTimeout caddy.Duration `json:"read_timeout,omitempty"`
@@ -65,6 +78,9 @@ func (*TokenHandler) CaddyModule() caddy.ModuleInfo {
 // Provision finds the fulfilment app.
 func (h *TokenHandler) Provision(ctx caddy.Context) error {
 	h.logger = ctx.Logger()
+	if err := h.Validate(); err != nil {
+		return err
+	}
 	if err := fulfilhttp.CheckReadTimeout(h.ReadTimeout); err != nil {
 		return err
 	}
@@ -100,7 +116,10 @@ func writeOAuthError(w http.ResponseWriter, status int, code, desc string) {
 }
 
 // ServeHTTP implements caddyhttp.MiddlewareHandler.
-func (h *TokenHandler) ServeHTTP(w http.ResponseWriter, r *http.Request, _ caddyhttp.Handler) error {
+func (h *TokenHandler) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyhttp.Handler) error {
+	if h.Path != "" && r.URL.Path != h.Path {
+		return next.ServeHTTP(w, r)
+	}
 	svc := h.app.TokenService()
 	if svc == nil {
 		writeOAuthError(w, http.StatusServiceUnavailable, "temporarily_unavailable", "the gateway is starting or stopping")
@@ -194,9 +213,24 @@ func (h *TokenHandler) logFailure(msg, clientID, addr string) {
 	}
 }
 
+// Validate checks Path: absolute and clean (no "//", "." or ".." segment,
+// no trailing slash), so that it names one path as partners write it.
+func (h *TokenHandler) Validate() error {
+	if h.Path != "" && (h.Path[0] != '/' || path.Clean(h.Path) != h.Path) {
+		return fmt.Errorf("fulfilment_token: path %q: must be an absolute, clean path such as /api/auth/token", h.Path)
+	}
+	return nil
+}
+
+// AnswersOnlyItsPath reports whether the handler passes requests for other
+// paths than its own to the next handler (Path is set), so that its route
+// needs no path matcher.
+func (h *TokenHandler) AnswersOnlyItsPath() bool { return h.Path != "" }
+
 // Interface guards
 var (
 	_ caddy.Provisioner           = (*TokenHandler)(nil)
+	_ caddy.Validator             = (*TokenHandler)(nil)
 	_ caddyhttp.MiddlewareHandler = (*TokenHandler)(nil)
 	_ caddyfile.Unmarshaler       = (*TokenHandler)(nil)
 )

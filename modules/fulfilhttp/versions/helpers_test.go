@@ -8,11 +8,9 @@ import (
 	"time"
 
 	"github.com/caddyserver/caddy/v2"
-	"github.com/caddyserver/caddy/v2/caddyconfig"
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
 
 	"github.com/fulfilgate/fulfilgate/internal/fulfilmenttest"
-	"github.com/fulfilgate/fulfilgate/modules/fulfilment"
 )
 
 // withVerifiedPartner returns a request as the Bearer guard passes it on.
@@ -39,19 +37,8 @@ func demoVersionHandler() *VersionHandler {
 }
 
 // configContext returns a context of a loaded configuration that has only
-// the fulfilment app (data dir in a temporary dir; nothing opened), as the
-// handlers' Provision gets one.
-func configContext(t *testing.T) caddy.Context {
-	t.Helper()
-	apps := caddy.ModuleMap{"fulfilment": caddyconfig.JSON(&fulfilment.App{DataDir: t.TempDir()}, nil)}
-	base, err := caddy.ProvisionContext(&caddy.Config{Admin: &caddy.AdminConfig{Disabled: true}, AppsRaw: apps})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := caddy.NewContext(base)
-	t.Cleanup(cancel)
-	return ctx
-}
+// the fulfilment app, as the handlers' Provision gets one.
+var configContext = fulfilmenttest.ConfigContext
 
 func provisionVersionHandler(t *testing.T, h *VersionHandler) {
 	t.Helper()

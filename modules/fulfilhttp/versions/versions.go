@@ -1,7 +1,8 @@
 // Package versions is the version handler (http.handlers.fulfilment_version):
 // it maps the public paths of each served version onto the warehouse
-// system's paths before reverse_proxy, and answers the warehouse system's
-// errors as problems.
+// system's paths before reverse_proxy, and runs a wmserrors.Rewriter before
+// the proxy so that the warehouse system's errors reach partners as
+// problems.
 package versions
 
 import (
@@ -17,6 +18,7 @@ import (
 	"go.uber.org/zap/zapcore"
 
 	"github.com/fulfilgate/fulfilgate/modules/fulfilhttp"
+	"github.com/fulfilgate/fulfilgate/modules/fulfilhttp/wmserrors"
 	"github.com/fulfilgate/fulfilgate/versioning"
 )
 
@@ -72,6 +74,11 @@ func init() {
 //	500 misconfigured    no identity from fulfilment_auth: the guard did not run
 //	                     before this handler (checked first, for every request)
 //
+// The WMS's error answers reach the partner as problems (wmserrors.Rewriter
+// runs between this handler and the proxy); a proxy that cannot reach the
+// WMS goes to the server's handle_errors routes where there are any, and is
+// answered as a problem otherwise.
+//
 // Only resources named by the configuration (resources: renamed; expose: the
 // same name upstream) are served: default deny, so that nothing else under
 // the upstream prefix (an internal change feed, admin paths) is reachable.
@@ -114,8 +121,9 @@ type VersionHandler struct {
 	// Versions served, current first. Required.
 	Versions []VersionConfig `json:"versions,omitempty"`
 
-	table  *versioning.Table
-	logger *zap.Logger
+	table     *versioning.Table
+	wmsErrors wmserrors.Rewriter
+	logger    *zap.Logger
 }
 
 // VersionConfig is one served version.
@@ -172,6 +180,7 @@ func (*VersionHandler) CaddyModule() caddy.ModuleInfo {
 // handler.
 func (h *VersionHandler) Provision(ctx caddy.Context) error {
 	h.logger = ctx.Logger()
+	h.wmsErrors = wmserrors.New(h.logger)
 	t, err := h.buildTable()
 	if err != nil {
 		return err
@@ -261,7 +270,7 @@ func (h *VersionHandler) ServeHTTP(w http.ResponseWriter, r *http.Request, next 
 		return nil
 	}
 	v := m.Version
-	fulfilhttp.Metrics().Request(v.Name, r)
+	fulfilhttp.Metrics().RequestBy(v.Name, id)
 	if repl, ok := r.Context().Value(caddy.ReplacerCtxKey).(*caddy.Replacer); ok {
 		repl.Set("fulfilment.version", v.Name)
 		repl.Set("fulfilment.resource", m.Resource)
@@ -303,13 +312,8 @@ func (h *VersionHandler) ServeHTTP(w http.ResponseWriter, r *http.Request, next 
 		r.URL.RawPath = m.RawPath
 	}
 	id.Forward(r.Header)
-	fulfilhttp.DropUpgradeAndTrailers(r)
-	for _, name := range overrideHeaders {
-		if _, ok := r.Header[name]; ok {
-			delete(r.Header, name)
-		}
-	}
-	return serveAsProblems(w, r, next, h.logger)
+	fulfilhttp.DropUpgradeAndTrailers(r, overrideHeaders...)
+	return h.wmsErrors.ServeHTTP(w, r, next)
 }
 
 // overrideHeaders (canonical names) ask many server frameworks to take

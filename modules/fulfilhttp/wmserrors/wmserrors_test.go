@@ -1,4 +1,4 @@
-package versions
+package wmserrors
 
 import (
 	"encoding/json"
@@ -62,7 +62,7 @@ func TestUpstreamErrorsBecomeProblems(t *testing.T) {
 			rec.Header().Set("X-Trace", "rid-1") // set by the gateway before proxying
 			rec.Header().Set("Server", "Caddy")  // which the WMS's answer overwrites
 			req := httptest.NewRequest(http.MethodGet, "/wms/items/4", nil)
-			if err := serveAsProblems(rec, req, tt.next, zap.NewNop()); err != nil {
+			if err := New(zap.NewNop()).ServeHTTP(rec, req, tt.next); err != nil {
 				t.Fatalf("error returned: %v", err)
 			}
 			res := rec.Result()
@@ -93,7 +93,7 @@ func TestUpstreamSuccessPassesThrough(t *testing.T) {
 		rec := httptest.NewRecorder()
 		req := httptest.NewRequest(http.MethodGet, "/wms/items", nil)
 		const body = `{"items":[],"page":1}`
-		if err := serveAsProblems(rec, req, wmsAnswer(200, body, viaCopy), zap.NewNop()); err != nil {
+		if err := New(zap.NewNop()).ServeHTTP(rec, req, wmsAnswer(200, body, viaCopy)); err != nil {
 			t.Fatal(err)
 		}
 		if rec.Code != 200 || rec.Body.String() != body || rec.Header().Get("Content-Type") != "application/json" {
@@ -120,7 +120,7 @@ func TestUpstreamErrorKeepsEveryHeaderTheGatewaySet(t *testing.T) {
 		return nil
 	})
 	req := httptest.NewRequest(http.MethodGet, "/wms/items", nil)
-	if err := serveAsProblems(rec, req, next, zap.NewNop()); err != nil {
+	if err := New(zap.NewNop()).ServeHTTP(rec, req, next); err != nil {
 		t.Fatal(err)
 	}
 	for k, v := range ours {

@@ -1,0 +1,90 @@
+package wmserrors
+
+import (
+	"io"
+	"net/http"
+
+	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
+
+	"github.com/fulfilgate/fulfilgate/modules/fulfilhttp"
+)
+
+// problemResponseWriter turns an upstream error answer into a problem.
+type problemResponseWriter struct {
+	caddyhttp.ResponseWriterWrapper
+	wroteHeader bool
+	replaced    bool // the upstream's error body is discarded
+	failed      bool // the upstream answered 5xx
+	// ours are the headers the gateway had set before proxying, with the
+	// gateway's values (the proxy may overwrite them with the WMS's, e.g.
+	// Server). Usually two (Server and the request id): room for them is
+	// inline, so the writer stays small; more go to the heap.
+	ours   []preset
+	inline [2]preset
+}
+
+type preset struct {
+	name   string
+	values []string
+}
+
+func newProblemResponseWriter(w http.ResponseWriter) *problemResponseWriter {
+	pw := &problemResponseWriter{ResponseWriterWrapper: caddyhttp.ResponseWriterWrapper{ResponseWriter: w}}
+	pw.ours = pw.inline[:0]
+	for name, values := range w.Header() {
+		pw.ours = append(pw.ours, preset{name, values})
+	}
+	return pw
+}
+
+func (pw *problemResponseWriter) WriteHeader(status int) {
+	if pw.wroteHeader {
+		return
+	}
+	if status < 400 {
+		if status >= 200 { // 1xx informational answers may precede the final one
+			pw.wroteHeader = true
+		}
+		pw.ResponseWriter.WriteHeader(status)
+		return
+	}
+	pw.wroteHeader, pw.replaced, pw.failed = true, true, status >= 500
+	h := pw.Header()
+	kept := make(http.Header, len(keptUpstreamHeaders)+len(pw.ours))
+	for _, name := range keptUpstreamHeaders {
+		if v := h.Values(name); len(v) > 0 {
+			kept[name] = v
+		}
+	}
+	for _, p := range pw.ours {
+		kept[p.name] = p.values
+	}
+	clear(h)
+	for name, v := range kept {
+		h[name] = v
+	}
+	status, kind, detail := upstreamProblem(status)
+	fulfilhttp.WriteProblem(pw.ResponseWriter, status, kind, detail)
+}
+
+func (pw *problemResponseWriter) Write(b []byte) (int, error) {
+	if !pw.wroteHeader {
+		pw.WriteHeader(http.StatusOK)
+	}
+	if pw.replaced {
+		return len(b), nil
+	}
+	return pw.ResponseWriter.Write(b)
+}
+
+// ReadFrom must not let io.Copy bypass Write (the wrapped ResponseWriter
+// may implement io.ReaderFrom).
+func (pw *problemResponseWriter) ReadFrom(r io.Reader) (int64, error) {
+	if !pw.wroteHeader {
+		pw.WriteHeader(http.StatusOK)
+	}
+	if pw.replaced {
+		return io.Copy(io.Discard, r)
+	}
+	return pw.ResponseWriterWrapper.ReadFrom(r)
+}
