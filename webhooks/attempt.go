@@ -164,11 +164,24 @@ func (s *Service) run(d *delivery, oldKey []byte, tgt string) {
 
 	cfg := s.cur() // the whole attempt, and its outcome, use these settings
 	r := ackResult{d: d, oldKey: oldKey, retention: cfg.opts.DeadRetention}
-	if sub, ok := s.subs.lookup(d.SubscriptionID); !ok || sub.PartnerID != d.PartnerID {
+	sub, known := s.subs.lookup(d.SubscriptionID)
+	var lookupErr error
+	if !known && s.claimer != nil {
+		sub, known, lookupErr = s.sharedSubscription(d.SubscriptionID)
+	}
+	if lookupErr == nil && (!known || sub.PartnerID != d.PartnerID) {
 		r.outcome = OutcomeDropped
 	} else {
 		n := d.Attempts + 1
-		rec, ok := s.send(s.ctx, cfg, d, n)
+		var rec AttemptRecord
+		ok := false
+		if lookupErr != nil {
+			// Whether the subscription exists is unknown: a failed
+			// attempt, retried, rather than a drop.
+			rec = AttemptRecord{At: s.clock().UTC(), Attempt: n, Error: "subscription: " + lookupErr.Error()}
+		} else {
+			rec, ok = s.send(s.ctx, cfg, d, n)
+		}
 		if s.ctx.Err() != nil {
 			// Closing: the attempt was cancelled and the delivery stays
 			// queued as it was (at least once).

@@ -1,6 +1,7 @@
 package webhooks
 
 import (
+	"bytes"
 	"time"
 
 	"go.uber.org/zap"
@@ -127,6 +128,9 @@ func (s *Service) commitAcks(batch []ackResult) {
 		r := &batch[i]
 		id := r.d.ID
 		delete(sc.inflight, id)
+		if pos, ok := sc.claimed[id]; ok && bytes.Equal(pos, r.oldKey) {
+			delete(sc.claimed, id) // settled (or, unrecorded, left to its lease)
+		}
 		if sc.scanning {
 			sc.doneDuring[id] = true
 		}

@@ -25,6 +25,9 @@ type passResult struct {
 // scheduler). A delivery that cannot start now stays ready; the others
 // proceed (no head-of-line blocking).
 func (s *Service) pass(now time.Time) (passResult, error) {
+	if s.claimer != nil {
+		return s.claimPass(now)
+	}
 	sc := &s.sched
 	sc.scanMu.Lock()
 	defer sc.scanMu.Unlock()
@@ -263,16 +266,24 @@ func (s *Service) loop() {
 	defer s.loops.Done()
 	timer := time.NewTimer(time.Hour)
 	defer timer.Stop()
+	poll := time.Minute // re-check at least this often (wall-clock jumps)
+	if s.claimer != nil {
+		poll = claimPoll
+	}
+	shared := s.wake
 	for s.ctx.Err() == nil {
 		res, err := s.pass(s.clock())
 		if err != nil {
+			if s.ctx.Err() != nil {
+				return
+			}
 			s.logger().Error("webhooks: reading the schedule", zap.Error(err))
 			res.nextDue = s.clock().Add(time.Second)
 		}
 		if res.more {
 			continue
 		}
-		wait := time.Minute // re-check at least this often (wall-clock jumps)
+		wait := poll
 		if !res.nextDue.IsZero() {
 			wait = min(wait, max(res.nextDue.Sub(s.clock()), time.Millisecond))
 		}
@@ -281,6 +292,10 @@ func (s *Service) loop() {
 		case <-s.ctx.Done():
 			return
 		case <-s.sched.wake:
+		case _, ok := <-shared:
+			if !ok {
+				shared = nil
+			}
 		case <-timer.C:
 		}
 	}

@@ -24,7 +24,19 @@ type testStore struct {
 	Storage
 	close  func() error
 	closed bool
+	// shared is the storage the services are given: the backend's
+	// claiming (Claimer) too when it offers it.
+	shared Storage
 }
+
+// claimingStore is a testStore whose backend claims (a shared queue).
+type claimingStore struct {
+	*testStore
+	Claimer
+}
+
+// storage is what a service on s is given (always the same value).
+func (s *testStore) storage() Storage { return s.shared }
 
 // Close closes the backend (once).
 func (s *testStore) Close() error {
@@ -40,6 +52,10 @@ func openDB(t testing.TB, dir string) *testStore {
 	t.Helper()
 	st, closeFn := openBackend(t, dir)
 	s := &testStore{Storage: st, close: closeFn}
+	s.shared = s
+	if cl, ok := st.(Claimer); ok {
+		s.shared = &claimingStore{testStore: s, Claimer: cl}
+	}
 	// Registered before any service's cleanup, so it runs after them.
 	t.Cleanup(func() { s.Close() })
 	return s
@@ -78,7 +94,7 @@ func loopbackPolicy() *NetPolicy {
 // "random" 0.5, loopback allowed and plain http allowed.
 func testOptions(db *testStore, clock *fakeClock) Options {
 	return Options{
-		Storage: db, AllowHTTP: true, Policy: loopbackPolicy(),
+		Storage: db.storage(), AllowHTTP: true, Policy: loopbackPolicy(),
 		Timeout:    2 * time.Second,
 		WebhookKey: func(string) ([]byte, error) { return testKey, nil },
 		Clock:      clock.Now, Rand: func() float64 { return 0.5 },

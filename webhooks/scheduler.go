@@ -110,9 +110,17 @@ type scheduler struct {
 	started    int64 // attempts started since New
 	idle       *sync.Cond
 	wake       chan struct{}
+	// claimed holds, for a shared queue (Claimer), the position of each
+	// delivery this instance has claimed and not settled (ready, in
+	// flight, or waiting for its outcome to be written), by id: their
+	// leases are renewed, and released when the service closes.
+	claimed map[string][]byte
 }
 
-func (sc *scheduler) init() {
+func (sc *scheduler) init(claiming bool) {
+	if claiming {
+		sc.claimed = map[string][]byte{}
+	}
 	sc.cursor = []byte{} // the lowest position: a new process reads the whole schedule once
 	sc.inflight = map[string]bool{}
 	sc.doneDuring = map[string]bool{}

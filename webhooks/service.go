@@ -18,6 +18,7 @@ type Service struct {
 	cfg      atomic.Pointer[settings] // swapped whole by Reconfigure
 	reconfMu sync.Mutex               // one Reconfigure at a time
 	store    Storage
+	claimer  Claimer // store, when other instances share it; nil otherwise
 	subs     *SubscriptionStore
 	clock    func() time.Time // fixed at New
 
@@ -26,7 +27,9 @@ type Service struct {
 
 	randMu sync.Mutex // Options.Rand need not be safe for concurrent use
 
-	sched scheduler
+	sched  scheduler
+	wake   <-chan struct{} // the shared queue's wake-ups (nil: none)
+	shared sharedSubs      // subscriptions of a shared queue found in the store
 
 	acks          chan ackResult
 	committerDone chan struct{}
@@ -57,12 +60,13 @@ func New(opts Options) (*Service, error) {
 	s := &Service{store: cfg.opts.Storage, clock: cfg.opts.Clock,
 		acks: make(chan ackResult, 4*cfg.opts.Workers), committerDone: make(chan struct{}),
 		stopCommit: make(chan struct{})}
+	s.claimer, _ = s.store.(Claimer)
 	s.cfg.Store(cfg)
 	if s.subs, err = newSubscriptionStore(s.store, &s.cfg); err != nil {
 		return nil, err
 	}
 	s.ctx, s.cancel = context.WithCancel(context.Background())
-	s.sched.init()
+	s.sched.init(s.claimer != nil)
 	if err := s.recount(); err != nil {
 		return nil, err
 	}
@@ -87,10 +91,30 @@ func (s *Service) Subscriptions() *SubscriptionStore { return s.subs }
 // RetryPolicy returns the effective retry policy.
 func (s *Service) RetryPolicy() RetryPolicy { return s.cur().retry }
 
-// Depth returns the number of queued and dead deliveries.
-func (s *Service) Depth() (queued, dead int64) { return s.queued.Load(), s.dead.Load() }
+// depthRecount is how often the depth of a queue shared with other
+// instances is counted again in the store.
+const depthRecount = 30 * time.Second
 
-func (s *Service) reportDepth() { s.cur().opts.Observer.Depth(s.queued.Load(), s.dead.Load()) }
+// Depth returns the number of queued and dead deliveries as this service
+// counts them: exact for a queue of its own; for a queue shared with other
+// instances (Claimer) counted in the store every 30 s and moved by this
+// instance's own changes between (CurrentDepth counts now).
+func (s *Service) Depth() (queued, dead int64) { return max(s.queued.Load(), 0), max(s.dead.Load(), 0) }
+
+// CurrentDepth returns the number of queued and dead deliveries now: for a
+// queue shared with other instances it counts them in the store (so every
+// instance answers alike); otherwise it is Depth.
+func (s *Service) CurrentDepth() (queued, dead int64, err error) {
+	if s.claimer != nil {
+		if err := s.recount(); err != nil {
+			return 0, 0, err
+		}
+	}
+	queued, dead = s.Depth()
+	return queued, dead, nil
+}
+
+func (s *Service) reportDepth() { s.cur().opts.Observer.Depth(s.Depth()) }
 
 func (s *Service) rand() float64 {
 	s.randMu.Lock()
@@ -99,11 +123,17 @@ func (s *Service) rand() float64 {
 }
 
 // Start starts the dispatcher loop and the maintenance loop (dead-letter
-// purge, value-log GC). Calling it again, or after Close, does nothing.
+// purge, value-log GC), and for a shared queue the lease renewal and the
+// wake-up listener. Calling it again, or after Close, does nothing.
 func (s *Service) Start() {
 	s.startOnce.Do(func() {
 		if s.closed.Load() {
 			return
+		}
+		if s.claimer != nil {
+			s.wake = s.listen()
+			s.loops.Add(1)
+			go s.renewLeases()
 		}
 		s.loops.Add(2)
 		go s.loop()
@@ -112,8 +142,10 @@ func (s *Service) Start() {
 }
 
 // Close stops the dispatcher promptly: in-flight attempts are cancelled and
-// stay queued (delivery is at least once), finished attempts are recorded.
-// It does not close the storage. It returns within about 1.5 s.
+// stay queued (delivery is at least once), finished attempts are recorded,
+// and a shared queue's deliveries this instance claimed and did not settle
+// are released to the other instances. It does not close the storage. It
+// returns within about 2.5 s.
 func (s *Service) Close() error {
 	s.closeOnce.Do(func() {
 		s.closed.Store(true)
@@ -127,6 +159,11 @@ func (s *Service) Close() error {
 		case <-s.committerDone:
 		case <-deadline:
 			s.logger().Warn("webhooks: committer did not stop in time")
+		}
+		if s.claimer != nil {
+			ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+			s.releaseHeld(ctx)
+			cancel()
 		}
 	})
 	return nil
@@ -152,6 +189,12 @@ func (s *Service) maintenance() {
 	gc := time.NewTicker(10 * time.Minute)
 	defer purge.Stop()
 	defer gc.Stop()
+	var recount <-chan time.Time // a shared queue changes under other instances too
+	if s.claimer != nil {
+		t := time.NewTicker(depthRecount)
+		defer t.Stop()
+		recount = t.C
+	}
 	for {
 		select {
 		case <-s.ctx.Done():
@@ -163,6 +206,12 @@ func (s *Service) maintenance() {
 		case <-gc.C:
 			if m, ok := s.store.(Maintainer); ok {
 				m.Maintain(s.ctx)
+			}
+		case <-recount:
+			if err := s.recount(); err != nil {
+				s.logger().Warn("webhooks: counting the queue", zap.Error(err))
+			} else {
+				s.reportDepth()
 			}
 		}
 	}

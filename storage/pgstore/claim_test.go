@@ -149,7 +149,7 @@ func TestInstancesClaimingAtOnceNeverShareADelivery(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			for {
-				got, err := s.Claim(context.Background(), t0, 7, time.Hour)
+				got, _, err := s.Claim(context.Background(), webhooks.ClaimRequest{Now: t0, Lease: time.Hour, Max: 7, PerPartner: 7})
 				if err != nil || len(got) == 0 {
 					errs[i] = err
 					return
@@ -172,5 +172,93 @@ func TestInstancesClaimingAtOnceNeverShareADelivery(t *testing.T) {
 		if count[e.ID] != 1 {
 			t.Errorf("%s was claimed %d times, want exactly once", e.ID, count[e.ID])
 		}
+	}
+}
+
+func TestClaimTakesAtMostPerPartnerOfEachPartner(t *testing.T) {
+	a := instance(t, migratedPool(t).Config().ConnString())
+	var es []webhooks.QueueEntry
+	for i := range 5 {
+		es = append(es, due(fmt.Sprintf("whd_a%d", i), "P1", t0.Add(-time.Hour+time.Duration(i))))
+	}
+	es = append(es, due("whd_b0", "P2", t0), due("whd_b1", "P2", t0.Add(time.Nanosecond-time.Second)))
+	if err := a.Webhooks().Enqueue(es, nil); err != nil {
+		t.Fatal(err)
+	}
+	got := claimReq(t, a, webhooks.ClaimRequest{Now: t0, Lease: time.Minute, Max: 10, PerPartner: 2})
+	if want := []string{"whd_a0", "whd_a1", "whd_b1", "whd_b0"}; !slices.Equal(ids(got), want) {
+		t.Fatalf("Claim of 2 per partner = %v, want P1's two oldest and P2's two, in schedule order %v", ids(got), want)
+	}
+}
+
+// TestABacklogAtTheHeadDoesNotHideAnotherPartner: P1's due deliveries fill
+// the head of the schedule far beyond the claim's size; P2's one delivery
+// behind them is claimed all the same.
+func TestABacklogAtTheHeadDoesNotHideAnotherPartner(t *testing.T) {
+	a := instance(t, migratedPool(t).Config().ConnString())
+	var es []webhooks.QueueEntry
+	for i := range 300 {
+		es = append(es, due(fmt.Sprintf("whd_a%03d", i), "P1", t0.Add(-time.Hour)))
+	}
+	es = append(es, due("whd_b", "P2", t0))
+	if err := a.Webhooks().Enqueue(es, nil); err != nil {
+		t.Fatal(err)
+	}
+	got := claimReq(t, a, webhooks.ClaimRequest{Now: t0, Lease: time.Minute, Max: 20, PerPartner: 10})
+	if len(got) != 11 || !slices.Contains(ids(got), "whd_b") {
+		t.Fatalf("Claim (20, 10 per partner) = %v, want ten of P1's and P2's whd_b", ids(got))
+	}
+	got = claimReq(t, a, webhooks.ClaimRequest{Now: t0, Lease: time.Minute, Max: 20, PerPartner: 10})
+	if len(got) != 10 {
+		t.Fatalf("a second claim = %v, want the next ten of P1's", ids(got))
+	}
+}
+
+func TestClaimSkipsTheNamedPartners(t *testing.T) {
+	a := instance(t, migratedPool(t).Config().ConnString())
+	if err := a.Webhooks().Enqueue([]webhooks.QueueEntry{due("whd_a", "P1", t0), due("whd_b", "P2", t0),
+		due("whd_c", "P3", t0)}, nil); err != nil {
+		t.Fatal(err)
+	}
+	got := claimReq(t, a, webhooks.ClaimRequest{Now: t0, Lease: time.Minute, Max: 10, PerPartner: 10, Skip: []string{"P1", "P3"}})
+	if !slices.Equal(ids(got), []string{"whd_b"}) {
+		t.Fatalf("Claim skipping P1 and P3 = %v, want only P2's whd_b", ids(got))
+	}
+}
+
+func TestClaimTellsWhenTheNextDeliveryIsDue(t *testing.T) {
+	a := instance(t, migratedPool(t).Config().ConnString())
+	if err := a.Webhooks().Enqueue([]webhooks.QueueEntry{due("whd_now", "P1", t0), due("whd_later", "P1", t0.Add(time.Minute)),
+		due("whd_last", "P2", t0.Add(time.Hour))}, nil); err != nil {
+		t.Fatal(err)
+	}
+	_, next, err := a.Claim(context.Background(), webhooks.ClaimRequest{Now: t0, Lease: time.Minute, Max: 10, PerPartner: 10})
+	if err != nil || !next.Equal(t0.Add(time.Minute)) {
+		t.Fatalf("Claim's next due = %v (%v), want %v: whd_later's", next, err, t0.Add(time.Minute))
+	}
+	_, next, err = a.Claim(context.Background(), webhooks.ClaimRequest{Now: t0.Add(2 * time.Hour), Lease: time.Minute, Max: 10, PerPartner: 10})
+	if err != nil || !next.IsZero() {
+		t.Fatalf("Claim's next due with everything claimed = %v (%v), want none", next, err)
+	}
+}
+
+func TestRenewingKeepsTheLeaseFromAnotherInstance(t *testing.T) {
+	dsn := migratedPool(t).Config().ConnString()
+	a, b := instance(t, dsn), instance(t, dsn)
+	if err := a.Webhooks().Enqueue([]webhooks.QueueEntry{due("whd_1", "P1", t0)}, nil); err != nil {
+		t.Fatal(err)
+	}
+	got := claim(t, a, t0, 10, time.Minute)
+	if n, err := b.Renew(context.Background(), [][]byte{got[0].Pos}, t0.Add(time.Hour)); err != nil || n != 0 {
+		t.Fatalf("B's renewal of A's lease = %d (%v), want none renewed", n, err)
+	}
+	if n, err := a.Renew(context.Background(), [][]byte{got[0].Pos}, t0.Add(time.Hour)); err != nil || n != 1 {
+		t.Fatalf("A's renewal = %d (%v), want its one lease renewed", n, err)
+	}
+	if got := claim(t, b, t0.Add(30*time.Minute), 10, time.Minute); len(got) != 0 {
+		t.Fatalf("B claimed %v after A's first lease ran out but within the renewed one, want nothing", ids(got))
+	}
+	if got := claim(t, b, t0.Add(time.Hour), 10, time.Minute); !slices.Equal(ids(got), []string{"whd_1"}) {
+		t.Fatalf("B's claim after the renewed lease ran out = %v, want whd_1", ids(got))
 	}
 }

@@ -68,10 +68,17 @@ func ids(es []webhooks.QueueEntry) []string {
 	return out
 }
 
-// claim claims up to n deliveries due at now, failing t on error.
+// claim claims up to n deliveries due at now (n of one partner at most),
+// failing t on error.
 func claim(t *testing.T, s *Store, now time.Time, n int, lease time.Duration) []webhooks.QueueEntry {
 	t.Helper()
-	es, err := s.Claim(context.Background(), now, n, lease)
+	return claimReq(t, s, webhooks.ClaimRequest{Now: now, Lease: lease, Max: n, PerPartner: n})
+}
+
+// claimReq claims as req asks, failing t on error.
+func claimReq(t *testing.T, s *Store, req webhooks.ClaimRequest) []webhooks.QueueEntry {
+	t.Helper()
+	es, _, err := s.Claim(context.Background(), req)
 	if err != nil {
 		t.Fatalf("Claim: %v", err)
 	}

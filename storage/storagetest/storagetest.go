@@ -54,12 +54,13 @@ func Run(t *testing.T, open Opener) {
 }
 
 // Behaviours returns the contract's table: the token store's, the
-// subscriptions', the queue's, the dead letters', the feed store's and the
-// feed lease's.
+// subscriptions', the queue's, the dead letters', the shared queue's
+// claims (skipped by a backend that does not claim), the feed store's and
+// the feed lease's.
 func Behaviours() []Behaviour {
 	var all []Behaviour
 	for _, part := range [][]Behaviour{tokenBehaviours, subscriptionBehaviours, queueBehaviours,
-		deadLetterBehaviours, feedBehaviours, feedLeaseBehaviours, copyBehaviours} {
+		deadLetterBehaviours, claimBehaviours, feedBehaviours, feedLeaseBehaviours, copyBehaviours} {
 		all = append(all, part...)
 	}
 	return all

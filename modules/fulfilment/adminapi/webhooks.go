@@ -78,11 +78,17 @@ func serveAdminWebhooks(w http.ResponseWriter, r *http.Request) error {
 		return adminListDeliveries(w, r, svc, op == "dead")
 	case "replay":
 		return adminReplay(w, r, svc)
+	}
+	// The depth as the store counts it now: with several instances on one
+	// database, whichever instance is asked answers alike.
+	q, d, err := svc.CurrentDepth()
+	if err != nil {
+		return whAdminOpError(err, "queue depth")
+	}
+	switch op {
 	case "depth":
-		q, d := svc.Depth()
 		return writeAdminJSON(w, http.StatusOK, map[string]int64{"queued": q, "dead": d})
 	default: // the index
-		q, d := svc.Depth()
 		return writeAdminJSON(w, http.StatusOK, map[string]any{"queued": q, "dead": d, "operations": map[string]string{
 			"test": "POST", "queued": "GET", "dead": "GET", "replay": "POST", "depth": "GET"}})
 	}

@@ -1,9 +1,8 @@
 // Package pgstorage is the fulfilment.storage.postgres module: the
 // gateway's state (partners, clients, keys, subscriptions, the webhook
 // queue, dead letters, feed cursors) in a PostgreSQL database, through
-// storage/pgstore. At start it connects, migrates the schema under an
-// advisory lock and takes the database for this instance alone (see
-// pgstore.LockSoleInstance).
+// storage/pgstore. At start it connects and migrates the schema under an
+// advisory lock. Several gateway instances may share one database.
 //
 //	fulfilment {
 //		storage postgres {env.FULFILGATE_DATABASE_URL} {
@@ -80,7 +79,7 @@ func (s *Storage) Provision(caddy.Context) error {
 	return nil
 }
 
-// OpenStores connects, migrates the schema and takes the instance lock.
+// OpenStores connects and migrates the schema.
 // The data directory stays the gateway's (for its other files); the
 // state is in the database. An encryption key is refused: it encrypts the
 // Badger data directory, and PostgreSQL's data is protected by the
@@ -104,26 +103,19 @@ func (s *Storage) OpenStores(dir string, key []byte, logger *zap.Logger) (fulfil
 		logger.Info("PostgreSQL schema migrated", zap.Int64("from", res.From), zap.Int64("to", res.To), zap.Int("applied", len(res.Applied)))
 	}
 	st := pgstore.New(pool).OnError(func(err error) { logger.Warn("PostgreSQL storage upkeep failed", zap.Error(err)) })
-	release, err := st.LockSoleInstance(ctx)
-	if err != nil {
-		pool.Close()
-		return nil, err
-	}
 	logger.Info("PostgreSQL storage opened", zap.Int64("schema_version", res.To), zap.String("instance", st.Instance()))
-	return &stores{Store: st, release: release}, nil
+	return &stores{Store: st}, nil
 }
 
 // stores are the open database's stores.
 type stores struct {
 	*pgstore.Store
-	release func() error
 }
 
-// Close gives up the instance lock and closes the pool.
+// Close closes the pool.
 func (s *stores) Close() error {
-	err := s.release()
 	s.Pool().Close()
-	return err
+	return nil
 }
 
 // UnmarshalCaddyfile parses
