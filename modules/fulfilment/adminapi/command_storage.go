@@ -36,8 +36,10 @@ PostgreSQL at $` + databaseURLEnv + `; the storage of ./Caddyfile; Badger
 in the default data directory.
 
 These commands open the storage themselves: they do not talk to a running
-gateway. Stop the gateway first (a Badger data directory is locked by the
-gateway that runs on it).`
+gateway. Stop every gateway on the storage first: a Badger data directory is
+locked by the gateway that runs on it; a PostgreSQL database is not, and an
+export beside running instances may catch a delivery between the queue and
+the dead letters.`
 
 // addStorageCommands adds
 //
