@@ -24,8 +24,9 @@ import (
 	_ "github.com/fulfilgate/fulfilgate/modules/fulfilment/pgstorage"
 	// The HTTP handlers, one package per family: the token endpoint and
 	// the Bearer guard, the version mapping, the subscriptions API, the
-	// change-feed push endpoint.
+	// change-feed push endpoint, the partner portal.
 	_ "github.com/fulfilgate/fulfilgate/modules/fulfilhttp/ingest"
+	_ "github.com/fulfilgate/fulfilgate/modules/fulfilhttp/portal"
 	_ "github.com/fulfilgate/fulfilgate/modules/fulfilhttp/subscriptions"
 	_ "github.com/fulfilgate/fulfilgate/modules/fulfilhttp/tokenauth"
 	_ "github.com/fulfilgate/fulfilgate/modules/fulfilhttp/versions"

@@ -3,6 +3,7 @@ package e2e
 import (
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"strconv"
@@ -17,26 +18,44 @@ import (
 // a delivery may repeat with the same x-hook-id, which receivers dedupe).
 func TestFeedKill9MidFeedNoDuplicatesNoGaps(t *testing.T) {
 	t.Parallel()
-	// A small page and a slow pace so that the kill lands mid-feed.
-	e := startFeedEnvSim(t, "", "interval 50ms\n\t\t\tpage_size 3", true)
+	// The reader follows full pages at once, so it can keep pace with the
+	// changes being made and finish before the test looks (under load, the
+	// test's own calls are the slower side). A gate in front of the feed
+	// passes pages freely up to half the changes, then holds the reader's
+	// next request until it is opened: the kill lands mid-feed whatever
+	// the machine's load, and wherever the reader is before that point.
+	gate := &feedGate{holdAfter: 30, opened: make(chan struct{})}
+	srv := httptest.NewServer(gate)
+	t.Cleanup(srv.Close)
+	t.Cleanup(gate.open) // before srv.Close: a held request must end
+	e := startFeedEnvSim(t, "", "interval 50ms\n\t\t\tpage_size 3", true, func(sim string) string {
+		gate.mu.Lock()
+		gate.upstream = sim
+		gate.mu.Unlock()
+		return srv.URL + "/changes"
+	})
 	var want []string
 	for i := 0; i < 60; i++ {
 		adj := e.controlID("adjustments", `{"partner":"partner-plain","products":["A","B"]}`)
 		want = append(want, "adjustment.posted "+adj+":A", "adjustment.posted "+adj+":B")
 	}
 	// Wait until the reader is part-way, then crash it.
-	deadline := time.Now().Add(20 * time.Second)
+	deadline := time.Now().Add(30 * time.Second)
 	for {
 		c := e.position(e.feedStatus("wms")["cursor"])
 		if c >= 6 && c < 60 {
 			break
 		}
-		if c >= 60 || time.Now().After(deadline) {
-			t.Fatalf("could not catch the reader mid-feed (cursor %d)", c)
+		if c >= 60 {
+			t.Fatalf("the reader read all 60 changes although the gate holds it after %d (cursor %d)", gate.holdAfter, c)
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the reader did not reach the 6th of 60 changes within 30s (cursor %d)", c)
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
 	e.g.Kill9()
+	gate.open()
 	// More changes while it is down.
 	for i := 0; i < 10; i++ {
 		adj := e.controlID("adjustments", `{"partner":"partner-plain","products":["C"]}`)
@@ -50,6 +69,60 @@ func TestFeedKill9MidFeedNoDuplicatesNoGaps(t *testing.T) {
 	if st := e.feedStatus("wms"); e.position(st["cursor"]) != 70 {
 		t.Fatalf("cursor after restart %v", st["cursor"])
 	}
+}
+
+// feedGate is a proxy in front of a feed (upstream, set before the first
+// request): it passes pages until they have carried holdAfter changes, then
+// holds every further request until open is called (the reader waits on it
+// as on a slow WMS), and passes everything after that.
+type feedGate struct {
+	holdAfter int
+	opened    chan struct{}
+	once      sync.Once
+	mu        sync.Mutex
+	upstream  string
+	passed    int // changes passed so far
+}
+
+func (g *feedGate) open() { g.once.Do(func() { close(g.opened) }) }
+
+func (g *feedGate) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	g.mu.Lock()
+	hold, upstream := g.passed >= g.holdAfter, g.upstream
+	g.mu.Unlock()
+	if hold {
+		select {
+		case <-g.opened:
+		case <-r.Context().Done(): // the reader gave up, or was killed
+			return
+		}
+	}
+	resp, err := http.Get(upstream + "?" + r.URL.RawQuery)
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusBadGateway)
+		return
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusBadGateway)
+		return
+	}
+	var page struct {
+		Changes []json.RawMessage `json:"changes"`
+	}
+	if resp.StatusCode == http.StatusOK && json.Unmarshal(body, &page) == nil {
+		g.mu.Lock()
+		g.passed += len(page.Changes)
+		g.mu.Unlock()
+	}
+	for _, k := range []string{"Content-Type", "Retry-After"} {
+		if v := resp.Header.Get(k); v != "" {
+			w.Header().Set(k, v)
+		}
+	}
+	w.WriteHeader(resp.StatusCode)
+	_, _ = w.Write(body)
 }
 
 // The simulator down for a while (503 with Retry-After), then up: the reader

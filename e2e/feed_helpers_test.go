@@ -96,12 +96,14 @@ type feedEnv struct {
 // startFeedEnv runs the gateway with feedOptions; feedURL "" reads the
 // built-in simulator.
 func startFeedEnv(t *testing.T, feedURL, feedOptions string) *feedEnv {
-	return startFeedEnvSim(t, feedURL, feedOptions, false)
+	return startFeedEnvSim(t, feedURL, feedOptions, false, nil)
 }
 
 // startFeedEnvSim is startFeedEnv; with separateSim the simulator runs in a
 // process of its own (so that killing the gateway does not wipe the WMS).
-func startFeedEnvSim(t *testing.T, feedURL, feedOptions string, separateSim bool) *feedEnv {
+// With feedURL "" and via not nil, the gateway reads the URL via returns
+// for the simulator's feed (a test's proxy in front of it).
+func startFeedEnvSim(t *testing.T, feedURL, feedOptions string, separateSim bool, via func(simFeed string) string) *feedEnv {
 	t.Helper()
 	gp, wp, ip := freePort(t), freePort(t), freePort(t)
 	e := &feedEnv{t: t,
@@ -109,6 +111,9 @@ func startFeedEnvSim(t *testing.T, feedURL, feedOptions string, separateSim bool
 		ingest: fmt.Sprintf("http://127.0.0.1:%d", ip)}
 	if feedURL == "" {
 		feedURL = e.wms + "/wms/changes"
+		if via != nil {
+			feedURL = via(feedURL)
+		}
 	}
 	cf := feedCaddyfile(feedOptions)
 	if separateSim {

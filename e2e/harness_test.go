@@ -250,7 +250,9 @@ func (g *gateway) Restart() {
 	g.start()
 }
 
-// Reload loads a new Caddyfile into the running process with `caddy reload`.
+// Reload loads a new Caddyfile into the running process with `caddy reload`
+// and returns once the previous config's listeners are closed (see
+// waitReloaded): a connection opened after it cannot be reset by them.
 func (g *gateway) Reload(caddyfile string) {
 	g.t.Helper()
 	path := filepath.Join(g.Dir, "Caddyfile")
@@ -261,6 +263,7 @@ func (g *gateway) Reload(caddyfile string) {
 	if err != nil {
 		g.t.Fatalf("caddy reload: %v\n%s\nserver logs:\n%s", err, out, g.Logs)
 	}
+	g.waitReloaded()
 }
 
 // CLI runs the binary with args in the gateway's dir and environment (for

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -151,13 +152,11 @@ func getOK(client *http.Client, url string, headers []string) error {
 // writeBadger sets key in the Badger dir (not in use by a gateway).
 func writeBadger(t testing.TB, dir, key string, value []byte) {
 	t.Helper()
-	db, err := badger.Open(badger.DefaultOptions(dir).WithLogger(nil))
+	err := withBadger(dir, func(db *badger.DB) error {
+		return db.Update(func(txn *badger.Txn) error { return txn.Set([]byte(key), value) })
+	})
 	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	if err := db.Update(func(txn *badger.Txn) error { return txn.Set([]byte(key), value) }); err != nil {
-		t.Fatal(err)
+		t.Fatalf("writing %s into the data dir: %v", key, err)
 	}
 }
 
@@ -165,22 +164,42 @@ func writeBadger(t testing.TB, dir, key string, value []byte) {
 // gateway), or nil when it is missing.
 func readBadger(t testing.TB, dir, key string) []byte {
 	t.Helper()
-	db, err := badger.Open(badger.DefaultOptions(dir).WithLogger(nil))
-	if err != nil {
-		t.Fatalf("opening the data dir after stop: %v", err)
-	}
-	defer db.Close()
 	var v []byte
-	err = db.View(func(txn *badger.Txn) error {
-		item, err := txn.Get([]byte(key))
-		if err != nil {
+	err := withBadger(dir, func(db *badger.DB) error {
+		err := db.View(func(txn *badger.Txn) error {
+			item, err := txn.Get([]byte(key))
+			if err != nil {
+				return err
+			}
+			v, err = item.ValueCopy(nil)
 			return err
+		})
+		if errors.Is(err, badger.ErrKeyNotFound) {
+			return nil
 		}
-		v, err = item.ValueCopy(nil)
 		return err
 	})
-	if err != nil && !errors.Is(err, badger.ErrKeyNotFound) {
-		t.Fatal(err)
+	if err != nil {
+		t.Fatalf("reading %s from the data dir after stop: %v", key, err)
 	}
 	return v
+}
+
+// withBadger opens the Badger dir in this process, runs f and closes it,
+// holding syscall.ForkLock for reading throughout (as code that creates
+// descriptors children must not inherit does), so that no process started
+// meanwhile inherits Badger's directory lock. That lock is an flock on a
+// descriptor Badger closes without unlocking: it stays held while any copy
+// of the descriptor is open, and a child forked meanwhile (a gateway or a
+// CLI another parallel test starts) keeps its copy until it execs, which
+// on a loaded machine can be after this test's gateway tries to open the
+// directory and finds it locked.
+func withBadger(dir string, f func(*badger.DB) error) error {
+	syscall.ForkLock.RLock()
+	defer syscall.ForkLock.RUnlock()
+	db, err := badger.Open(badger.DefaultOptions(dir).WithLogger(nil))
+	if err != nil {
+		return err
+	}
+	return errors.Join(f(db), db.Close())
 }

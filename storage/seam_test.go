@@ -15,6 +15,7 @@ var domainPackages = []string{
 	"github.com/fulfilgate/fulfilgate/webhooks",
 	"github.com/fulfilgate/fulfilgate/webhooks/feed",
 	"github.com/fulfilgate/fulfilgate/versioning",
+	"github.com/fulfilgate/fulfilgate/portal",
 }
 
 // forbidden are the import path prefixes no domain package may depend on,

@@ -46,6 +46,7 @@ type issued struct {
 func (s *Service) Token(c Client) (Token, error) {
 	st, r := s.settings.Load(), s.ring.Load()
 	now := s.clock()
+	s.noteUse(c.ID, now)
 	if v, ok := s.reuse.Load(c.ID); ok {
 		is := v.(*issued)
 		left := is.exp.Sub(now)

@@ -41,6 +41,13 @@ type client struct {
 	Active    bool
 	Static    bool
 	Created   time.Time
+	// hint is the end of the secret (client_grace.go), shown to tell
+	// secrets apart; empty for static clients.
+	hint string
+	// prevHash authenticates the previous secret until prevUntil, after a
+	// rotation with a grace period (client_grace.go).
+	prevHash  [32]byte
+	prevUntil time.Time
 }
 
 // registry is an immutable snapshot of partners and clients, replaced as a

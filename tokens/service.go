@@ -139,6 +139,7 @@ type Service struct {
 	reg      atomic.Pointer[registry]
 	throttle atomic.Pointer[Throttle]
 	reuse    sync.Map // client id -> *issued
+	usage    sync.Map // client id -> time.Time: when it last got a token (client_usage.go)
 }
 
 // Open loads the token state of opts.Store (pepper, generated keys,
@@ -296,11 +297,20 @@ func (s *Service) Authenticate(clientID, secret string) (Client, bool) {
 	reg := s.reg.Load()
 	h := s.hasher.hash(s.hasher.digest(secret))
 	c, found := reg.clients[clientID]
-	want := s.dummy
+	want, prev := s.dummy, s.dummy
 	if found {
 		want = c.hash
+		if !c.prevUntil.IsZero() {
+			prev = c.prevHash
+		}
 	}
+	// Both comparisons always run, so a client in a rotation's grace
+	// period costs the same as any other.
 	match := s.hasher.equal(h, want)
+	matchPrev := s.hasher.equal(h, prev)
+	if found && !match && matchPrev && !c.prevUntil.IsZero() && s.clock().Before(c.prevUntil) {
+		match = true
+	}
 	if !found || !match || !c.Active {
 		return Client{}, false
 	}

@@ -200,7 +200,7 @@ func TestAuthenticateSameWork(t *testing.T) {
 		_, ok := s.Authenticate(id, secret)
 		return trace, ok
 	}
-	want := []string{workDigest, workHash, workCompare}
+	want := []string{workDigest, workHash, workCompare, workCompare}
 	for _, secret := range []string{acmeSecret + "x", "", "short", strings.Repeat("s", 4096), globexSecret} {
 		wrong, ok1 := run("acme-client", secret)
 		unknown, ok2 := run("no-such-client", secret)

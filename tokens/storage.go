@@ -39,6 +39,13 @@ type ClientStore interface {
 	Clients() ([]ClientRecord, error)
 	// PutClient creates or replaces a client.
 	PutClient(c ClientRecord) error
+	// DeleteClient deletes a client (a missing one is not an error).
+	DeleteClient(id string) error
+	// ClientUsage returns when each client (static ones included) last
+	// got a token, as noted by TouchClient.
+	ClientUsage() (map[string]time.Time, error)
+	// TouchClient notes that client id got a token at at.
+	TouchClient(id string, at time.Time) error
 }
 
 // KeyStore keeps generated signing keys.
@@ -71,6 +78,14 @@ type ClientRecord struct {
 	OpaqueVersion bool      `json:"opaque_version,omitempty"`
 	Active        bool      `json:"active"`
 	Created       time.Time `json:"created"`
+	// Hint is the last characters of the secret, shown to tell secrets
+	// apart (never enough to guess one).
+	Hint string `json:"hint,omitempty"`
+	// PrevHash is the keyed hash of the previous secret, which
+	// authenticates until PrevUntil (a rotation's grace period); empty
+	// when there is none.
+	PrevHash  []byte    `json:"prev_hash,omitempty"`
+	PrevUntil time.Time `json:"prev_until,omitzero"`
 }
 
 // KeyRecord is a stored generated signing key with its private material.

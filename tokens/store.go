@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"time"
 )
 
 // load reads the pepper (creating it on first use), generated keys and
@@ -38,12 +39,21 @@ func (s *Service) load() error {
 		if len(r.Hash) != 32 {
 			return fmt.Errorf("client %s: corrupt hash", r.ID)
 		}
-		c := &client{ID: r.ID, PartnerID: r.Partner, version: r.Version, Active: r.Active, Created: r.Created}
+		c := &client{ID: r.ID, PartnerID: r.Partner, version: r.Version, Active: r.Active, Created: r.Created,
+			hint: r.Hint, prevUntil: r.PrevUntil}
 		if !r.OpaqueVersion {
 			c.legacySV = r.Version
 		}
 		copy(c.hash[:], r.Hash)
+		if len(r.PrevHash) == len(c.prevHash) {
+			copy(c.prevHash[:], r.PrevHash)
+		} else {
+			c.prevUntil = time.Time{}
+		}
 		s.dynClients[r.ID] = c
+	}
+	if err := s.loadUsage(); err != nil {
+		return err
 	}
 	keys, err := s.store.SigningKeys()
 	if err != nil {
@@ -221,8 +231,12 @@ func (s *Service) PartnerInfo(id string) (PartnerInfo, error) {
 }
 
 func recordOf(c *client) ClientRecord {
-	return ClientRecord{ID: c.ID, Partner: c.PartnerID, Hash: c.hash[:], Version: c.version,
-		OpaqueVersion: c.legacySV == "", Active: c.Active, Created: c.Created}
+	r := ClientRecord{ID: c.ID, Partner: c.PartnerID, Hash: c.hash[:], Version: c.version,
+		OpaqueVersion: c.legacySV == "", Active: c.Active, Created: c.Created, Hint: c.hint}
+	if !c.prevUntil.IsZero() {
+		r.PrevHash, r.PrevUntil = c.prevHash[:], c.prevUntil
+	}
+	return r
 }
 
 // newClient makes a client with a fresh id and secret (not yet stored).
@@ -245,7 +259,7 @@ func (s *Service) newClient(partnerID string) (*client, Credentials, error) {
 		return nil, Credentials{}, err
 	}
 	return &client{ID: id, PartnerID: partnerID, hash: s.hasher.hash(secretDigest(secret)), version: version,
-		Active: true, Created: s.clock().UTC()}, Credentials{ClientID: id, ClientSecret: secret}, nil
+		Active: true, Created: s.clock().UTC(), hint: secretHint(secret)}, Credentials{ClientID: id, ClientSecret: secret}, nil
 }
 
 // dynamicPartner returns a partner that the admin API may change.
@@ -320,6 +334,7 @@ func (s *Service) RotateSecret(partnerID, clientID string) (Credentials, error) 
 	}
 	c := *old
 	c.hash, c.version, c.legacySV = s.hasher.hash(secretDigest(secret)), version, ""
+	c.hint, c.prevHash, c.prevUntil = secretHint(secret), [32]byte{}, time.Time{}
 	if err := s.putClient(&c); err != nil {
 		return Credentials{}, err
 	}

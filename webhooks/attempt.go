@@ -95,6 +95,9 @@ func (s *Service) send(ctx context.Context, cfg *settings, d *delivery, n int) (
 	h["x-hook-id"] = []string{d.ID}
 	h["x-hook-attempt"] = []string{strconv.Itoa(n)}
 	h["x-hook-timestamp"] = []string{strconv.FormatInt(ts, 10)}
+	if d.Test {
+		h["x-hook-test"] = []string{"true"}
+	}
 	if cfg.opts.StandardWebhooks {
 		h["webhook-id"] = []string{d.ID}
 		h["webhook-timestamp"] = []string{strconv.FormatInt(ts, 10)}
@@ -163,7 +166,7 @@ func (s *Service) run(d *delivery, oldKey []byte, tgt string) {
 	defer release()
 
 	cfg := s.cur() // the whole attempt, and its outcome, use these settings
-	r := ackResult{d: d, oldKey: oldKey, retention: cfg.opts.DeadRetention}
+	r := ackResult{d: d, oldKey: oldKey, retention: cfg.opts.DeadRetention, keep: max(cfg.opts.DeliveryLogSize, 0)}
 	sub, known := s.subs.lookup(d.SubscriptionID)
 	var lookupErr error
 	if !known && s.claimer != nil {
@@ -196,7 +199,7 @@ func (s *Service) run(d *delivery, oldKey []byte, tgt string) {
 		d.logAttempt(rec)
 		switch {
 		case ok:
-			r.outcome = OutcomeSuccess
+			r.outcome, d.Due = OutcomeSuccess, rec.At
 		default:
 			next, retry := cfg.retry.Next(n, d.First, s.clock(), s.rand())
 			if retry {

@@ -18,11 +18,15 @@ type ackResult struct {
 	// retention of a dead delivery, from the settings the attempt started
 	// with
 	retention time.Duration
+	// keep: how many delivered deliveries the delivery log keeps per
+	// subscription (none if 0), from the settings the attempt started with
+	keep int
 }
 
 // settlement is r as the store records it: success and dropped remove the
-// delivery, failure moves it to its next attempt, dead moves it to the dead
-// letters until its retention ends.
+// delivery (a success is kept for the delivery log, at the time it was
+// delivered), failure moves it to its next attempt, dead moves it to the
+// dead letters until its retention ends.
 func (r *ackResult) settlement() Settlement {
 	d := r.d
 	st := Settlement{Pos: r.oldKey}
@@ -35,6 +39,9 @@ func (r *ackResult) settlement() Settlement {
 		st.Entry = QueueEntry{ID: d.ID, PartnerID: d.PartnerID, SubscriptionID: d.SubscriptionID, Record: d.marshal()}
 	default:
 		st.Kind = SettleDone
+		if r.outcome == OutcomeSuccess && r.keep > 0 {
+			st.Entry, st.Keep = d.entry(), r.keep // at Due, the time it was delivered
+		}
 	}
 	return st
 }

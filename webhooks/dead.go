@@ -19,7 +19,7 @@ func (s *Service) Queued(f ListFilter) ([]DeliveryInfo, error) {
 			return nil, err
 		}
 		if f.match(d) {
-			out = append(out, d.info(false))
+			out = append(out, d.info(StateQueued))
 		}
 	}
 	return out, nil
@@ -34,7 +34,7 @@ func (s *Service) Dead(f ListFilter) ([]DeliveryInfo, error) {
 			return false, err
 		}
 		if f.match(d) && !d.Due.Before(f.DiedSince) { // a dead delivery's Due is when it died
-			out = append(out, d.info(true))
+			out = append(out, d.info(StateDead))
 		}
 		return len(out) < f.limit(), nil
 	})
@@ -69,6 +69,14 @@ const replayBatch = 100
 // ReplaySubscription re-queues every dead letter of subscriptionID that died
 // at or after since, like Replay. It returns how many it re-queued.
 func (s *Service) ReplaySubscription(subscriptionID string, since time.Time) (int, error) {
+	return s.replayWhere(func(d *delivery) bool {
+		return d.SubscriptionID == subscriptionID && !d.Due.Before(since)
+	})
+}
+
+// replayWhere re-queues every dead letter that match accepts, in batches,
+// and returns how many it re-queued.
+func (s *Service) replayWhere(match func(*delivery) bool) (int, error) {
 	total := 0
 	for {
 		var ds []*delivery
@@ -77,7 +85,7 @@ func (s *Service) ReplaySubscription(subscriptionID string, since time.Time) (in
 			if err != nil {
 				return false, err
 			}
-			if d.SubscriptionID == subscriptionID && !d.Due.Before(since) {
+			if match(d) {
 				ds = append(ds, d)
 			}
 			return len(ds) < replayBatch, nil

@@ -34,14 +34,24 @@ type delivery struct {
 	TotalAttempts  int             `json:"total,omitempty"` // attempts made ever (replays included)
 	Created        time.Time       `json:"created"`
 	First          time.Time       `json:"first,omitzero"` // first attempt of the current window
-	Due            time.Time       `json:"due"`            // next attempt (queued) or when it died (dead)
+	Due            time.Time       `json:"due"`            // next attempt (queued), when it died (dead) or was delivered (delivered)
 	Expires        time.Time       `json:"exp,omitzero"`   // dead only: when the dead letter is purged
 	Log            []AttemptRecord `json:"log,omitempty"`
 }
 
-// DeliveryInfo is the operations view of a queued or dead delivery.
+// Delivery states, as the delivery log shows them.
+const (
+	StateQueued    = "queued"    // waiting for its first attempt
+	StateRetrying  = "retrying"  // an attempt failed; the next is scheduled
+	StateDelivered = "delivered" // a 2xx answer arrived
+	StateDead      = "dead"      // out of attempts; kept for replay until it expires
+)
+
+// DeliveryInfo is the operations view of a queued, dead or delivered
+// delivery.
 type DeliveryInfo struct {
 	ID             string          `json:"id"` // the x-hook-id
+	State          string          `json:"state"`
 	SubscriptionID string          `json:"subscriptionId"`
 	PartnerID      string          `json:"partnerId"`
 	Event          string          `json:"event"`
@@ -53,6 +63,7 @@ type DeliveryInfo struct {
 	FirstAttempt   time.Time       `json:"firstAttemptAt,omitzero"`
 	NextAttempt    time.Time       `json:"nextAttemptAt,omitzero"` // queued only
 	DeadAt         time.Time       `json:"deadAt,omitzero"`        // dead only
+	DeliveredAt    time.Time       `json:"deliveredAt,omitzero"`   // delivered only
 	Log            []AttemptRecord `json:"log"`
 }
 
@@ -81,17 +92,24 @@ func (f ListFilter) match(d *delivery) bool {
 		(f.PartnerID == "" || f.PartnerID == d.PartnerID)
 }
 
-func (d *delivery) info(dead bool) DeliveryInfo {
+func (d *delivery) info(state string) DeliveryInfo {
 	in := DeliveryInfo{ID: d.ID, SubscriptionID: d.SubscriptionID, PartnerID: d.PartnerID,
 		Event: d.Event.Name, Identifier: d.Event.Identifier, URL: d.URL, Test: d.Test,
 		Attempts: d.Attempts, Created: d.Created, FirstAttempt: d.First, Log: d.Log}
 	if in.Log == nil {
 		in.Log = []AttemptRecord{}
 	}
-	if dead {
+	in.State = state
+	switch state {
+	case StateDead:
 		in.DeadAt = d.Due
-	} else {
+	case StateDelivered:
+		in.DeliveredAt = d.Due
+	default:
 		in.NextAttempt = d.Due
+		if d.Attempts > 0 {
+			in.State = StateRetrying
+		}
 	}
 	return in
 }

@@ -36,6 +36,8 @@ const (
 	DefaultPerTargetConcurrency       = 4
 	DefaultWorkers                    = 64
 	DefaultUserAgent                  = "Fulfilgate-Webhooks/1"
+	DefaultDeliveryLogSize            = 100
+	MaxDeliveryLogSize                = 1000
 )
 
 // Options configure a Service. Zero fields take the documented defaults.
@@ -49,12 +51,16 @@ type Options struct {
 	AllowHTTP                  bool       // accept plain http notification URLs (default false: https only)
 	Policy                     *NetPolicy // SSRF policy and the gateway's own listeners; default: public addresses only
 
-	Timeout              time.Duration // per attempt, default 10s
-	MaxAttempts          int           // default 185
-	RetryPeriod          time.Duration // default 24h after the first attempt
-	DeadRetention        time.Duration // default 7 days
-	PerTargetConcurrency int           // concurrent attempts per notification URL host, default 4
-	Workers              int           // concurrent attempts in all, default 64
+	Timeout       time.Duration // per attempt, default 10s
+	MaxAttempts   int           // default 185
+	RetryPeriod   time.Duration // default 24h after the first attempt
+	DeadRetention time.Duration // default 7 days
+	// DeliveryLogSize is how many delivered deliveries the delivery log
+	// keeps per subscription (the latest; none older than DeadRetention).
+	// Default 100; negative keeps none.
+	DeliveryLogSize      int
+	PerTargetConcurrency int // concurrent attempts per notification URL host, default 4
+	Workers              int // concurrent attempts in all, default 64
 	// PerPartnerConcurrency caps one partner's attempts in flight, so that
 	// a partner's slow or dead receivers hold at most this many workers;
 	// partners with due deliveries take the free workers in turn. Default:
@@ -151,6 +157,12 @@ func (o *Options) setDefaults() error {
 	}
 	if o.DeadRetention <= 0 {
 		o.DeadRetention = DefaultDeadRetention
+	}
+	if o.DeliveryLogSize == 0 {
+		o.DeliveryLogSize = DefaultDeliveryLogSize
+	}
+	if o.DeliveryLogSize > MaxDeliveryLogSize {
+		return fmt.Errorf("webhooks: DeliveryLogSize (%d) is more than %d", o.DeliveryLogSize, MaxDeliveryLogSize)
 	}
 	if o.PerTargetConcurrency <= 0 {
 		o.PerTargetConcurrency = DefaultPerTargetConcurrency

@@ -178,13 +178,12 @@ func waitOr(wg *sync.WaitGroup, deadline <-chan time.Time) {
 	}
 }
 
-// maintenance purges expired dead letters hourly and, for a backend that
-// wants it (Maintainer), runs its upkeep every ten minutes.
+// maintenance purges expired dead letters and trims the delivery logs
+// hourly and, for a backend that wants it (Maintainer), runs its upkeep
+// every ten minutes.
 func (s *Service) maintenance() {
 	defer s.loops.Done()
-	if _, err := s.PurgeDead(); err != nil {
-		s.logger().Warn("webhooks: purging dead letters", zap.Error(err))
-	}
+	s.hourly()
 	purge := time.NewTicker(time.Hour)
 	gc := time.NewTicker(10 * time.Minute)
 	defer purge.Stop()
@@ -200,9 +199,7 @@ func (s *Service) maintenance() {
 		case <-s.ctx.Done():
 			return
 		case <-purge.C:
-			if _, err := s.PurgeDead(); err != nil {
-				s.logger().Warn("webhooks: purging dead letters", zap.Error(err))
-			}
+			s.hourly()
 		case <-gc.C:
 			if m, ok := s.store.(Maintainer); ok {
 				m.Maintain(s.ctx)
@@ -214,6 +211,16 @@ func (s *Service) maintenance() {
 				s.reportDepth()
 			}
 		}
+	}
+}
+
+// hourly purges the expired dead letters and trims the delivery logs.
+func (s *Service) hourly() {
+	if _, err := s.PurgeDead(); err != nil {
+		s.logger().Warn("webhooks: purging dead letters", zap.Error(err))
+	}
+	if _, err := s.TrimDeliveryLog(); err != nil {
+		s.logger().Warn("webhooks: trimming the delivery logs", zap.Error(err))
 	}
 }
 

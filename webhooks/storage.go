@@ -17,6 +17,7 @@ type Storage interface {
 	SubscriptionStorage
 	QueueStorage
 	DeadLetterStorage
+	DeliveredStorage
 }
 
 // ErrConflict is what a backend may return when a transaction lost a race
@@ -62,17 +63,24 @@ type SettleKind uint8
 
 // Settlement kinds.
 const (
-	SettleDone  SettleKind = iota // delivered or dropped: the entry at Pos is removed
+	SettleDone  SettleKind = iota // delivered or dropped: the entry at Pos is removed; an Entry with a Record is kept as delivered (DeliveredStorage)
 	SettleRetry                   // the entry at Pos is replaced by Entry (a later position)
 	SettleDead                    // the entry at Pos becomes the dead letter Entry, purged after Expires
 )
 
 // Settlement is the outcome of one attempt, to be recorded.
 type Settlement struct {
-	Pos     []byte // the schedule position the delivery was read at
-	Kind    SettleKind
-	Entry   QueueEntry // SettleRetry: the new entry; SettleDead: the dead letter (Pos unused)
-	Expires time.Time  // SettleDead: when the dead letter is purged
+	Pos  []byte // the schedule position the delivery was read at
+	Kind SettleKind
+	// Entry is, for SettleRetry, the new entry; for SettleDead, the dead
+	// letter (Pos unused); for SettleDone, when its Record is not nil, the
+	// delivered record to keep, at Pos SchedulePos(delivered at, id).
+	Entry QueueEntry
+	// Keep, for SettleDone with a record, bounds the subscription's
+	// delivered records: once the record is written the subscription holds
+	// at most Keep of them, the others being the latest written before.
+	Keep    int
+	Expires time.Time // SettleDead: when the dead letter is purged
 }
 
 // TxWrites are writes of another store of the same backend (a feed's seen
@@ -155,6 +163,24 @@ type DeadLetter struct {
 	SubscriptionID string
 	Expires        time.Time // when it is purged
 	Record         []byte
+}
+
+// DeliveredStorage keeps recently delivered deliveries for the partners'
+// delivery log: Settle writes them (SettleDone with a record), by
+// subscription and position (SchedulePos of the delivery time and the id),
+// at most Settlement.Keep per subscription; the service trims those that
+// are too old, and those of deleted subscriptions, hourly.
+type DeliveredStorage interface {
+	// ScanDelivered calls fn with subscriptionID's delivered records, the
+	// latest position first, until fn returns false or an error.
+	ScanDelivered(subscriptionID string, fn func(record []byte) (bool, error)) error
+	// TrimDelivered deletes subscriptionID's delivered records beyond the
+	// keep latest, and those at positions before SchedulePos(before, ""),
+	// and returns how many it deleted.
+	TrimDelivered(subscriptionID string, keep int, before time.Time) (int, error)
+	// DeliveredSubscriptions lists the subscriptions that have delivered
+	// records (deleted subscriptions included), in any order.
+	DeliveredSubscriptions() ([]string, error)
 }
 
 // Revival is one dead letter to queue again.

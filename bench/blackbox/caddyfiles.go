@@ -25,6 +25,18 @@ type ports struct {
 	parts                       map[string]int
 }
 
+// portsOf assigns free ports (4 + len(decomposition) of them) to the
+// listeners: the decomposition's sites only with decompose.
+func portsOf(free []int, decompose bool) ports {
+	p := ports{admin: free[0], protected: free[1], bare: free[2], wms: free[3], parts: map[string]int{}}
+	if decompose {
+		for i, pt := range decomposition {
+			p.parts[pt.name] = free[4+i]
+		}
+	}
+	return p
+}
+
 // versionBlock is the demo's version mapping.
 const versionBlock = `	fulfilment_version {
 		map products items
@@ -47,6 +59,9 @@ const (
 	tokenLines = "\tfulfilment_token {\n\t\tpath /api/auth/token\n\t}\n"
 	guardLine  = "\tfulfilment_auth\n"
 	subsLine   = "\tfulfilment_subscriptions\n"
+	// portalBlock is the partner portal under /portal: it runs first and
+	// passes every other path on (a byte comparison per request).
+	portalBlock = "\tfulfilment_portal {\n\t\tprefix /portal\n\t}\n"
 )
 
 // proxyBlock is the demo's reverse_proxy to the simulator on wmsPort.
@@ -61,7 +76,7 @@ func site(port int, body ...string) string {
 // gatewaySite is the demo Caddyfile's gateway site (TestGatewaySiteIsTheDemos
 // compares them), proxying to the simulator on wmsPort.
 func gatewaySite(port, wmsPort int) string {
-	return site(port, tokenLines, guardLine, subsLine, versionBlock, proxyBlock(wmsPort))
+	return site(port, tokenLines, portalBlock, guardLine, subsLine, versionBlock, proxyBlock(wmsPort))
 }
 
 // bareSite is the baseline: the same reverse_proxy, and nothing else.
@@ -76,20 +91,27 @@ type part struct {
 	site       func(port, wmsPort int) string
 }
 
-// decomposition splits the protected site's cost (-decompose).
+// decomposition splits the protected site's cost (-decompose) into its
+// layers: from bare, each site adds one handler of the protected site to
+// the one before it (TestDecompositionAddsOneLayerPerSite), so the
+// difference between neighbours is that handler's cost. The guard comes
+// first because the version mapping is refused without it (the gateway's
+// route check: it would forward nothing without the guard's identity).
 var decomposition = []part{
-	// The version mapping alone.
-	{"versioned", protectedPath, func(port, wms int) string { return site(port, versionBlock, proxyBlock(wms)) }},
-	// The guard alone.
+	// bare + the guard.
 	{"guarded", barePath, func(port, wms int) string { return site(port, guardLine, proxyBlock(wms)) }},
-	// The protected site without the guard.
-	{"routed", protectedPath, func(port, wms int) string {
-		return site(port, tokenLines, subsLine, versionBlock, proxyBlock(wms))
+	// guarded + the version mapping.
+	{"versioned", protectedPath, func(port, wms int) string {
+		return site(port, guardLine, versionBlock, proxyBlock(wms))
 	}},
-	// The protected site without the token endpoint's route (its path
-	// matcher runs on every request).
-	{"tokenless", protectedPath, func(port, wms int) string {
+	// versioned + the subscriptions API.
+	{"subscribed", protectedPath, func(port, wms int) string {
 		return site(port, guardLine, subsLine, versionBlock, proxyBlock(wms))
+	}},
+	// subscribed + the portal: the protected site without the token
+	// endpoint.
+	{"tokenless", protectedPath, func(port, wms int) string {
+		return site(port, portalBlock, guardLine, subsLine, versionBlock, proxyBlock(wms))
 	}},
 }
 

@@ -2,18 +2,21 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
-	"github.com/caddyserver/caddy/v2"
 	"github.com/caddyserver/caddy/v2/caddyconfig"
 	_ "github.com/caddyserver/caddy/v2/caddyconfig/httpcaddyfile"
 	_ "github.com/caddyserver/caddy/v2/modules/standard"
 
 	_ "github.com/fulfilgate/fulfilgate"
 	_ "github.com/fulfilgate/fulfilgate/wmssim"
+
+	"github.com/fulfilgate/fulfilgate/bench/internal/cfgcheck"
 )
 
 // The protected side is what partners get: adapted to JSON, its routes
@@ -89,21 +92,106 @@ func siteRoutes(t *testing.T, caddyfile, listen string) []any {
 	return nil
 }
 
-// The gateway accepts the benchmark's configuration: a benchmark whose
-// gateway refuses to start (say, a client secret the gateway finds too
-// weak) measures nothing.
-func TestGatewayCaddyfileIsValid(t *testing.T) {
-	t.Setenv("WMS_PORT", "9")
-	cf := gatewayCaddyfile(ports{admin: 1, protected: 3, bare: 4, wms: 9}, t.TempDir(), true)
-	raw, _, err := caddyconfig.GetAdapter("caddyfile").Adapt([]byte(cf), nil)
-	if err != nil {
-		t.Fatal(err)
+// The gateway accepts the benchmark's configuration in every mode (the
+// throughput, callgrind and profile modes share the default one;
+// -decompose adds its sites, -wms same the simulator) and the simulator's
+// process accepts its own: a benchmark whose gateway refuses to start (say,
+// a client secret the gateway finds too weak, or a site the route check
+// refuses) measures nothing.
+func TestEveryModesCaddyfileIsValid(t *testing.T) {
+	free := make([]int, 4+len(decomposition))
+	for i := range free {
+		free[i] = 10 + i
 	}
-	var cfg caddy.Config
-	if err := json.Unmarshal(raw, &cfg); err != nil {
-		t.Fatal(err)
+	for _, mode := range []struct {
+		name                   string
+		sameProcess, decompose bool
+	}{
+		{"throughput, callgrind, profile", false, false},
+		{"callgrind -decompose", false, true},
+		{"-wms same", true, false},
+		{"-wms same -decompose", true, true},
+	} {
+		t.Run(mode.name, func(t *testing.T) {
+			cf := gatewayCaddyfile(portsOf(free, mode.decompose), t.TempDir(), mode.sameProcess)
+			if err := cfgcheck.Validate(cf); err != nil {
+				t.Fatalf("the gateway refuses the benchmark's configuration for %s: %v\n%s", mode.name, err, cf)
+			}
+		})
 	}
-	if err := caddy.Validate(&cfg); err != nil {
-		t.Fatalf("the gateway refuses the benchmark's configuration: %v", err)
+	t.Run("the simulator's process", func(t *testing.T) {
+		cf := wmsCaddyfile(portsOf(free, false))
+		if err := cfgcheck.Validate(cf); err != nil {
+			t.Fatalf("the simulator refuses its configuration: %v\n%s", err, cf)
+		}
+	})
+}
+
+// -decompose splits the protected site into its layers: from bare to
+// protected, each site has the handlers of the one before it and exactly
+// one more, in the protected site's order.
+func TestDecompositionAddsOneLayerPerSite(t *testing.T) {
+	free := make([]int, 4+len(decomposition))
+	for i := range free {
+		free[i] = 10 + i
 	}
+	p := portsOf(free, true)
+	cf := gatewayCaddyfile(p, t.TempDir(), false)
+	chain := []struct {
+		name string
+		port int
+	}{{"bare", p.bare}}
+	for _, pt := range decomposition {
+		chain = append(chain, struct {
+			name string
+			port int
+		}{pt.name, p.parts[pt.name]})
+	}
+	chain = append(chain, struct {
+		name string
+		port int
+	}{"protected", p.protected})
+	prev := handlerNames(t, siteRoutes(t, cf, fmt.Sprintf("127.0.0.1:%d", p.bare)))
+	if want := []string{"reverse_proxy"}; !slices.Equal(prev, want) {
+		t.Fatalf("bare's handlers are %v, want %v", prev, want)
+	}
+	for i := 1; i < len(chain); i++ {
+		got := handlerNames(t, siteRoutes(t, cf, fmt.Sprintf("127.0.0.1:%d", chain[i].port)))
+		if !addsOne(prev, got) {
+			t.Fatalf("%s's handlers %v are not %s's %v with one more", chain[i].name, got, chain[i-1].name, prev)
+		}
+		prev = got
+	}
+}
+
+// addsOne says whether long is short with one element inserted.
+func addsOne(short, long []string) bool {
+	if len(long) != len(short)+1 {
+		return false
+	}
+	for i := range long {
+		if slices.Equal(slices.Delete(slices.Clone(long), i, i+1), short) {
+			return true
+		}
+	}
+	return false
+}
+
+// handlerNames lists the handlers of adapted routes in the order they run
+// (subroutes flattened).
+func handlerNames(t *testing.T, routes []any) []string {
+	t.Helper()
+	var names []string
+	for _, r := range routes {
+		hs, _ := r.(map[string]any)["handle"].([]any)
+		for _, h := range hs {
+			h := h.(map[string]any)
+			if sub, ok := h["routes"].([]any); ok {
+				names = append(names, handlerNames(t, sub)...)
+				continue
+			}
+			names = append(names, h["handler"].(string))
+		}
+	}
+	return names
 }

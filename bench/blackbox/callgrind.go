@@ -120,6 +120,21 @@ func callgrind(c config, g *gateway) error {
 		}
 		fmt.Println(line)
 	}
+	if len(g.parts) > 0 {
+		// The decomposition's sites run from bare to protected, each
+		// one handler more than the one before it.
+		chain := []int{1}
+		for j := 2; j < len(sides); j++ {
+			chain = append(chain, j)
+		}
+		chain = append(chain, 0)
+		fmt.Print("layers, each site over the one before it:")
+		for k := 1; k < len(chain); k++ {
+			fmt.Printf(" %s %+.0f", sides[chain[k]].name,
+				statsOf(perReq[chain[k]]).median-statsOf(perReq[chain[k-1]]).median)
+		}
+		fmt.Println()
+	}
 	fmt.Printf("each function's own instructions per request, and the difference to another dump's:\n\tgo run ./bench/blackbox/cgflat -bin %s -n %d DUMP [BASE_DUMP]\n", g.bin, c.requests)
 	if verdict != "met" {
 		return errTargetMissed

@@ -87,7 +87,7 @@ func main() {
 	flag.IntVar(&c.reps, "reps", 3, "repetitions per side (callgrind mode), alternating")
 	flag.IntVar(&c.workers, "workers", 4, "keep-alive connections of the callgrind mode's client")
 	flag.StringVar(&c.gogc, "gogc", "", "callgrind mode: the gateway's GOGC (default: Go's, 100); off counts the instructions without garbage collection, which vary with when a cycle falls")
-	flag.BoolVar(&c.decompose, "decompose", false, "callgrind mode: also count sites that split the protected site's cost (versioned: the version mapping alone; guarded: the guard alone; routed: the protected site without the guard; tokenless: without the token endpoint's route)")
+	flag.BoolVar(&c.decompose, "decompose", false, "callgrind mode: also count sites that split the protected site's cost into its layers, each adding one handler to the one before (guarded: bare + the guard; versioned: guarded + the version mapping; subscribed: versioned + the subscriptions API; tokenless: subscribed + the portal, the protected site without the token endpoint)")
 	flag.Parse()
 	if err := run(c); err != nil {
 		fmt.Fprintln(os.Stderr, "blackbox:", err)
@@ -199,12 +199,7 @@ func startProcesses(bin, dir string, sameProcess, decompose bool, wrapper, env [
 	if err != nil {
 		return nil, err
 	}
-	p := ports{admin: free[0], protected: free[1], bare: free[2], wms: free[3], parts: map[string]int{}}
-	if decompose {
-		for i, pt := range decomposition {
-			p.parts[pt.name] = free[4+i]
-		}
-	}
+	p := portsOf(free, decompose)
 	g := &gateway{bin: bin, ports: p}
 	if !sameProcess {
 		if g.wms, err = startCaddy(bin, filepath.Join(dir, "wms"), "wms", wmsCaddyfile(p), nil); err != nil {
@@ -250,6 +245,10 @@ func startProcesses(bin, dir string, sameProcess, decompose bool, wrapper, env [
 		if port, ok := p.parts[pt.name]; ok {
 			s := side{name: pt.name, url: fmt.Sprintf("http://127.0.0.1:%d%s", port, pt.path), header: h}
 			if err := sameAnswer(s, g.bare); err != nil {
+				return fail(err)
+			}
+			// Every site of the decomposition has the guard.
+			if err := guarded(s); err != nil {
 				return fail(err)
 			}
 			g.parts = append(g.parts, s)

@@ -6,7 +6,8 @@
 //	versioned  fulfilment_auth + fulfilment_version +         GET /api/fulfilment/v4/products -> /wms/items
 //	           reverse_proxy (the version handler forwards
 //	           nothing without the guard's identity)
-//	protected  the demo's shape: the token endpoint, then      GET /api/fulfilment/v4/products -> /wms/items
+//	protected  the demo's shape: the portal, the token         GET /api/fulfilment/v4/products -> /wms/items
+//	           endpoint, then
 //	           fulfilment_auth + fulfilment_subscriptions +
 //	           fulfilment_version + reverse_proxy
 //
@@ -510,7 +511,7 @@ func benchCaddyfile(port map[string]int, dataDir string) string {
 	// The demo's shape: the token endpoint for its path, then the guard
 	// (if any), the subscriptions API, the version mapping and the proxy.
 	routes := func(guard, mapping string) string {
-		lines := []string{"fulfilment_token {\n\tpath /api/auth/token\n}", guard, "fulfilment_subscriptions", mapping, proxy}
+		lines := []string{"fulfilment_portal {\n\tprefix /portal\n}", "fulfilment_token {\n\tpath /api/auth/token\n}", guard, "fulfilment_subscriptions", mapping, proxy}
 		return strings.Join(slices.DeleteFunc(lines, func(l string) bool { return l == "" }), "\n")
 	}
 	site := func(name string, lines ...string) string {

@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/fulfilgate/fulfilgate/bench/internal/cfgcheck"
 )
 
 func TestSummarize(t *testing.T) {
@@ -93,6 +95,17 @@ func TestBenchCaddyfile(t *testing.T) {
 		if !strings.Contains(cf, want) {
 			t.Errorf("Caddyfile lacks %q:\n%s", want, cf)
 		}
+	}
+}
+
+// The gateway accepts the benchmark's configuration (it holds the sites of
+// every mode: the default, -decompose and -route-blocks): a benchmark whose
+// gateway refuses to start, say for a site the route check refuses,
+// measures nothing.
+func TestBenchCaddyfileIsValid(t *testing.T) {
+	cf := benchCaddyfile(testPorts(), t.TempDir())
+	if err := cfgcheck.Validate(cf); err != nil {
+		t.Fatalf("the gateway refuses the benchmark's configuration: %v\n%s", err, cf)
 	}
 }
 

@@ -193,6 +193,9 @@ func (a *App) Start() error {
 	if err := a.startFeeds(st); err != nil {
 		return fail("feeds", err)
 	}
+	if err := a.startPortal(st); err != nil {
+		return fail("portal", err)
+	}
 	a.state.Store(st)
 	a.logger.Info("fulfilment app started", zap.String("data_dir", a.dir), zap.String("instance", instance.ID),
 		zap.Int("pid", instance.PID), zap.String("host", instance.Host))

@@ -28,6 +28,10 @@ import (
 //     matcher (its own or an enclosing route's) is warned about: it answers
 //     every request of the route as the token endpoint, and nothing after
 //     it runs.
+//   - fulfilment_portal without a prefix of its own, in a route without a
+//     path matcher and with handlers after it, is warned about: it answers
+//     every request of the route as a portal page, and those handlers never
+//     run. (Alone, it is a site of its own.)
 //
 // Only a missing guard is refused: it is the one case in which a request
 // could have reached the WMS without an identity had the version handler
@@ -123,12 +127,14 @@ func handlerNodeOfJSON(raw json.RawMessage) (handlerNode, error) {
 	var h struct {
 		Handler string              `json:"handler"`
 		Routes  caddyhttp.RouteList `json:"routes"`
-		Path    string              `json:"path"` // fulfilment_token's own path
+		Path    string              `json:"path"`   // fulfilment_token's own path
+		Prefix  string              `json:"prefix"` // fulfilment_portal's own prefix
 	}
 	if err := json.Unmarshal(raw, &h); err != nil {
 		return handlerNode{}, err
 	}
-	node := handlerNode{name: h.Handler, ownPath: h.Handler == "fulfilment_token" && h.Path != ""}
+	node := handlerNode{name: h.Handler, ownPath: h.Handler == "fulfilment_token" && h.Path != "" ||
+		h.Handler == "fulfilment_portal" && h.Prefix != ""}
 	if h.Handler == "subroute" {
 		var err error
 		if node.routes, err = routeNodes(h.Routes); err != nil {
@@ -215,6 +221,10 @@ func (f *routeFindings) walk(routes []routeNode, guard guardRan, pathMatched boo
 			case "fulfilment_token":
 				if !pathMatched && !r.pathMatch && !h.ownPath {
 					f.warnings = append(f.warnings, hat+": fulfilment_token has no path matcher, so it answers every request of its route as the token endpoint and nothing after it runs; give it its path (path /api/auth/token in its block) or a path matcher")
+				}
+			case "fulfilment_portal":
+				if !pathMatched && !r.pathMatch && !h.ownPath && j < len(r.handlers)-1 {
+					f.warnings = append(f.warnings, hat+": fulfilment_portal has no prefix and no path matcher, so it answers every request of its route as a portal page and nothing after it runs; give it its prefix (prefix /portal in its block), place it under handle_path, or give it a site of its own")
 				}
 			case "subroute":
 				g = f.walk(h.routes, g, pathMatched || r.pathMatch,

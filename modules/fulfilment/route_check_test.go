@@ -111,6 +111,10 @@ func TestRouteChecks(t *testing.T) {
 		{"token with a path in one matcher set only", `[{"match": [{"path": ["/t"]}, {"method": ["POST"]}], "handle": [{"handler": "fulfilment_token"}]}]`, "", "fulfilment_token has no path matcher"},
 		{"token under a path-matched route", `[{"match": [{"path": ["/t"]}], "handle": [{"handler": "subroute", "routes": [{"handle": [{"handler": "fulfilment_token"}]}]}]}]`, "", ""},
 		{"token with a path of its own", `[{"handle": [{"handler": "fulfilment_token", "path": "/api/auth/token"}]}]`, "", ""},
+		{"portal without a prefix before the guard", `[{"handle": [{"handler": "fulfilment_portal"}, ` + guard + `]}]`, "", "fulfilment_portal has no prefix"},
+		{"portal with a prefix before the guard", `[{"handle": [{"handler": "fulfilment_portal", "prefix": "/portal"}, ` + guard + `]}]`, "", ""},
+		{"portal alone, a site of its own", `[{"handle": [{"handler": "fulfilment_portal"}]}]`, "", ""},
+		{"portal under a path-matched route", `[{"match": [{"path": ["/portal/*"]}], "handle": [{"handler": "subroute", "routes": [{"handle": [{"handler": "fulfilment_portal"}]}]}]}, {"handle": [` + guard + `]}]`, "", ""},
 	} {
 		f := checkJSON(t, tc.routes)
 		if got := strings.Join(f.errors, "\n"); (tc.errors == "") != (got == "") || !strings.Contains(got, tc.errors) || len(f.errors) > 1 {

@@ -6,6 +6,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/fulfilgate/fulfilgate/internal/datadir"
+	"github.com/fulfilgate/fulfilgate/portal"
 	"github.com/fulfilgate/fulfilgate/storage/badgerstore"
 	"github.com/fulfilgate/fulfilgate/tokens"
 	"github.com/fulfilgate/fulfilgate/webhooks"
@@ -39,6 +40,7 @@ type Stores interface {
 	Webhooks() webhooks.Storage
 	Feed(name string) feed.Store
 	feed.Catalog
+	Portal() portal.Store
 	Close() error
 }
 

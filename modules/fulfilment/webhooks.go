@@ -3,6 +3,7 @@ package fulfilment
 import (
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -38,6 +39,11 @@ type WebhooksConfig struct {
 	// DeadRetention is how long a dead delivery is kept for listing and
 	// replay before it is deleted. Default: 7 days (168h).
 	DeadRetention caddy.Duration `json:"dead_retention,omitempty"`
+
+	// DeliveryLogSize is how many delivered deliveries the partners'
+	// delivery log keeps per subscription (the latest, none older than
+	// DeadRetention); -1 keeps none. Default: 100, at most 1000.
+	DeliveryLogSize int `json:"delivery_log_size,omitempty"`
 
 	// PerTargetConcurrency caps the attempts in flight to one notification
 	// URL host. Default: 4.
@@ -90,6 +96,7 @@ type WebhooksConfig struct {
 //		max_attempts                  <n>          # default 185
 //		retry_period                  <duration>   # default 24h
 //		dead_retention                <duration>   # default 7d
+//		delivery_log_size             <n>|off      # default 100, at most 1000
 //		per_target_concurrency        <n>          # default 4
 //		workers                       <n>          # default 64
 //		per_partner_concurrency       <n>          # default workers/4 (16), at most workers
@@ -119,6 +126,8 @@ func (c *WebhooksConfig) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 			err = caddyfileargs.Duration(d, &c.RetryPeriod)
 		case "dead_retention":
 			err = caddyfileargs.Duration(d, &c.DeadRetention)
+		case "delivery_log_size":
+			err = parseDeliveryLogSize(d, &c.DeliveryLogSize)
 		case "max_attempts":
 			err = caddyfileargs.PositiveInt(d, &c.MaxAttempts)
 		case "per_target_concurrency":
@@ -150,6 +159,29 @@ func (c *WebhooksConfig) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 	return nil
 }
 
+// parseDeliveryLogSize reads delivery_log_size: a positive number, or off
+// (-1: keep none), once.
+func parseDeliveryLogSize(d *caddyfile.Dispenser, into *int) error {
+	name := d.Val()
+	if err := caddyfileargs.Once(d, *into != 0); err != nil {
+		return err
+	}
+	v, err := caddyfileargs.One(d)
+	if err != nil {
+		return err
+	}
+	if v == "off" {
+		*into = -1
+		return nil
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n <= 0 {
+		return d.Errf("%s must be a positive integer or off, got %q", name, v)
+	}
+	*into = n
+	return nil
+}
+
 // withDefaults returns a copy of c (which may be nil) with every unset
 // field given its default, the networks parsed, and the values checked.
 func (c *WebhooksConfig) withDefaults() (*WebhooksConfig, error) {
@@ -175,6 +207,7 @@ func (c *WebhooksConfig) withDefaults() (*WebhooksConfig, error) {
 	setInt(&out.PerTargetConcurrency, webhooks.DefaultPerTargetConcurrency)
 	setInt(&out.Workers, webhooks.DefaultWorkers)
 	setInt(&out.MaxSubscriptionsPerPartner, webhooks.DefaultMaxSubscriptionsPerPartner)
+	setInt(&out.DeliveryLogSize, webhooks.DefaultDeliveryLogSize)
 	if out.UserAgent == "" {
 		out.UserAgent = "Fulfilgate-Webhooks/" + Version()
 	}
@@ -201,6 +234,10 @@ func (c *WebhooksConfig) withDefaults() (*WebhooksConfig, error) {
 	if out.RetryPeriod > caddy.Duration(webhooks.DefaultRetryPeriod) {
 		errs = append(errs, fmt.Sprintf("retry_period (%s) is longer than the interface allows (%s)",
 			time.Duration(out.RetryPeriod), webhooks.DefaultRetryPeriod))
+	}
+	if out.DeliveryLogSize < -1 || out.DeliveryLogSize > webhooks.MaxDeliveryLogSize {
+		errs = append(errs, fmt.Sprintf("delivery_log_size (%d) must be from 1 to %d, or off (-1)",
+			out.DeliveryLogSize, webhooks.MaxDeliveryLogSize))
 	}
 	if out.PerPartnerConcurrency > out.Workers {
 		errs = append(errs, fmt.Sprintf("per_partner_concurrency (%d) is more than workers (%d)",

@@ -19,8 +19,8 @@ func (c *WebhooksConfig) settings() webhooks.Options {
 		Timeout: time.Duration(c.Timeout), RetryPeriod: time.Duration(c.RetryPeriod),
 		DeadRetention: time.Duration(c.DeadRetention), MaxAttempts: c.MaxAttempts,
 		PerTargetConcurrency: c.PerTargetConcurrency, Workers: c.Workers, PerPartnerConcurrency: c.PerPartnerConcurrency,
-		MaxSubscriptionsPerPartner: c.MaxSubscriptionsPerPartner,
-		AllowHTTP:                  c.AllowHTTP, StandardWebhooks: c.StandardWebhooks, UserAgent: c.UserAgent,
+		MaxSubscriptionsPerPartner: c.MaxSubscriptionsPerPartner, DeliveryLogSize: c.DeliveryLogSize,
+		AllowHTTP: c.AllowHTTP, StandardWebhooks: c.StandardWebhooks, UserAgent: c.UserAgent,
 		Policy: &webhooks.NetPolicy{Allow: slices.Clone(c.allow), Forbidden: slices.Clone(c.forbidden)},
 	}
 }
@@ -42,6 +42,7 @@ func changes(s, o webhooks.Options) []zap.Field {
 	num("max_attempts", s.MaxAttempts, o.MaxAttempts)
 	dur("retry_period", s.RetryPeriod, o.RetryPeriod)
 	dur("dead_retention", s.DeadRetention, o.DeadRetention)
+	num("delivery_log_size", s.DeliveryLogSize, o.DeliveryLogSize)
 	num("per_target_concurrency", s.PerTargetConcurrency, o.PerTargetConcurrency)
 	num("workers", s.Workers, o.Workers)
 	num("per_partner_concurrency", s.PerPartnerConcurrency, o.PerPartnerConcurrency)

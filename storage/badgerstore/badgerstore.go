@@ -1,5 +1,5 @@
 // Package badgerstore is the Badger backend of the storage seam: it
-// implements tokens.Store, webhooks.Storage and feed.Store over one open
+// implements tokens.Store, webhooks.Storage, feed.Store and portal.Store over one open
 // Badger database (opened by internal/datadir with SyncWrites on). The key
 // layout is docs/dev/storage.md's.
 package badgerstore
@@ -25,11 +25,12 @@ type Store struct {
 	db       *badger.DB
 	tokens   *tokenStore
 	webhooks *webhookStore
+	portal   *portalStore
 }
 
 // New returns the stores of db.
 func New(db *badger.DB) *Store {
-	return &Store{db: db, tokens: &tokenStore{db: db}, webhooks: &webhookStore{db: db}}
+	return &Store{db: db, tokens: &tokenStore{db: db}, webhooks: &webhookStore{db: db}, portal: &portalStore{db: db}}
 }
 
 // DB returns the database.

@@ -34,6 +34,7 @@ func backend(t *testing.T, dir string, db *badger.DB) storagetest.Backend {
 		Webhooks:  s.Webhooks(),
 		Feed:      func(name string) feed.Store { return s.Feed(name) },
 		FeedNames: s.FeedNames,
+		Portal:    s.Portal(),
 		Reopen: func(t *testing.T) storagetest.Backend {
 			t.Helper()
 			if err := db.Close(); err != nil {

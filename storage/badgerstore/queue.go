@@ -16,6 +16,7 @@ import (
 //	wh/dead/<delivery id>                      → delivery record (dead letter)
 //	wh/dexp/<8-byte big-endian unix nanos><id> → "" (dead-letter expiry index)
 //	wh/corrupt/<position>                      → a queued record that did not decode, set aside
+//	wh/done/<subscription id>\x00<slot>        → position (uvarint length, bytes), delivery record (delivered)
 //
 // A queued delivery is one key: its schedule entry holds the record, so a
 // delivery costs one write when queued and one delete when done, and the
@@ -25,6 +26,7 @@ const (
 	deadPrefix    = "wh/dead/"
 	deadExpPrefix = "wh/dexp/"
 	corruptPrefix = "wh/corrupt/"
+	donePrefix    = "wh/done/"
 )
 
 func dueKey(pos []byte) []byte {
@@ -165,8 +167,9 @@ func (a *keyArena) due(pos []byte) []byte {
 	return a.buf[start:len(a.buf):len(a.buf)]
 }
 
-// settle applies one settlement to txn.
-func settle(txn *badger.Txn, st *webhooks.Settlement, keys *keyArena) error {
+// settle applies one settlement to txn; slot is the delivered record's
+// (SettleDone with a record).
+func settle(txn *badger.Txn, st *webhooks.Settlement, slot uint32, keys *keyArena) error {
 	err := txn.Delete(keys.due(st.Pos))
 	if err != nil {
 		return err
@@ -178,6 +181,10 @@ func settle(txn *badger.Txn, st *webhooks.Settlement, keys *keyArena) error {
 		return errors.Join(
 			txn.Set([]byte(deadPrefix+st.Entry.ID), st.Entry.Record),
 			txn.Set(expKey(st.Entry.ID, st.Expires), nil))
+	case webhooks.SettleDone:
+		if st.Entry.Record != nil {
+			return txn.Set(doneKey(st.Entry.SubscriptionID, slot), doneValue(&st.Entry))
+		}
 	}
 	return nil
 }
@@ -190,8 +197,12 @@ func settle(txn *badger.Txn, st *webhooks.Settlement, keys *keyArena) error {
 func (s *webhookStore) Settle(batch []webhooks.Settlement, done []bool) error {
 	var errs []error
 	keys := &keyArena{}
+	slots, err := s.deliveredSlots(batch)
+	if err != nil {
+		return err
+	}
 	for i := 0; i < len(batch); {
-		txn, j, err := s.settleTxn(batch[i:], keys)
+		txn, j, err := s.settleTxn(batch[i:], slots[i:], keys)
 		if err != nil {
 			errs = append(errs, err)
 		}
@@ -216,10 +227,10 @@ func (s *webhookStore) Settle(batch []webhooks.Settlement, done []bool) error {
 // of batch whose writes all succeed, and that prefix's length (0: no
 // transaction), and the error that ended it, unless the transaction was
 // merely full.
-func (s *webhookStore) settleTxn(batch []webhooks.Settlement, keys *keyArena) (*badger.Txn, int, error) {
+func (s *webhookStore) settleTxn(batch []webhooks.Settlement, slots []uint32, keys *keyArena) (*badger.Txn, int, error) {
 	txn := s.db.NewTransaction(true)
 	for j := range batch {
-		err := settle(txn, &batch[j], keys)
+		err := settle(txn, &batch[j], slots[j], keys)
 		if err == nil {
 			continue
 		}
@@ -233,7 +244,7 @@ func (s *webhookStore) settleTxn(batch []webhooks.Settlement, keys *keyArena) (*
 		}
 		txn = s.db.NewTransaction(true)
 		for k := range j { // these fitted before, so they fit again
-			if err := settle(txn, &batch[k], keys); err != nil {
+			if err := settle(txn, &batch[k], slots[k], keys); err != nil {
 				txn.Discard()
 				return nil, 0, errors.Join(reported, fmt.Errorf("recording the outcome of delivery %s: %w", batch[k].Entry.ID, err))
 			}

@@ -102,7 +102,7 @@ func TestSettleNeverSplitsASettlement(t *testing.T) {
 		batch = append(batch, webhooks.Settlement{Pos: old.Pos, Kind: webhooks.SettleRetry, Entry: next})
 	}
 	for i := 0; i < len(batch); {
-		txn, j, err := st.settleTxn(batch[i:], &keyArena{})
+		txn, j, err := st.settleTxn(batch[i:], make([]uint32, len(batch)-i), &keyArena{})
 		if err != nil || j == 0 {
 			t.Fatalf("settlement %d does not fit alone: %v", i, err)
 		}

@@ -28,7 +28,8 @@ const (
 
 // webhookStore is webhooks.Storage.
 type webhookStore struct {
-	db *badger.DB
+	db    *badger.DB
+	rings rings // the delivered records' slots (delivered.go)
 }
 
 func uniqueKey(sub webhooks.Subscription) []byte {

@@ -1,7 +1,11 @@
 package badgerstore
 
 import (
+	"encoding/json"
 	"errors"
+	"fmt"
+	"strings"
+	"time"
 
 	"github.com/dgraph-io/badger/v4"
 
@@ -115,4 +119,33 @@ func (s *tokenStore) UpdateSigningKeys(put []tokens.KeyRecord, del []string) err
 		}
 		return nil
 	})
+}
+
+// prefixClientUsage keys the clients' last use (a JSON time), apart from
+// the client records so that noting a use never rewrites a client.
+const prefixClientUsage = "tok/client-used/"
+
+func (s *tokenStore) DeleteClient(id string) error {
+	return update(s.db, func(txn *badger.Txn) error { return txn.Delete([]byte(prefixClient + id)) })
+}
+
+func (s *tokenStore) ClientUsage() (map[string]time.Time, error) {
+	out := map[string]time.Time{}
+	err := s.db.View(func(txn *badger.Txn) error {
+		it := txn.NewIterator(badger.IteratorOptions{Prefix: []byte(prefixClientUsage), PrefetchValues: true})
+		defer it.Close()
+		for it.Rewind(); it.Valid(); it.Next() {
+			var at time.Time
+			if err := it.Item().Value(func(b []byte) error { return json.Unmarshal(b, &at) }); err != nil {
+				return fmt.Errorf("decoding %s: %w", it.Item().Key(), err)
+			}
+			out[strings.TrimPrefix(string(it.Item().Key()), prefixClientUsage)] = at
+		}
+		return nil
+	})
+	return out, err
+}
+
+func (s *tokenStore) TouchClient(id string, at time.Time) error {
+	return update(s.db, func(txn *badger.Txn) error { return setJSON(txn, prefixClientUsage+id, at) })
 }

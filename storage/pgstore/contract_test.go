@@ -19,6 +19,7 @@ func backend(t *testing.T, dsn string) storagetest.Backend {
 		Webhooks:  s.Webhooks(),
 		Feed:      func(name string) feed.Store { return s.Feed(name) },
 		FeedNames: s.FeedNames,
+		Portal:    s.Portal(),
 		Reopen: func(t *testing.T) storagetest.Backend {
 			t.Helper()
 			pool.Close()

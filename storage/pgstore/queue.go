@@ -105,7 +105,14 @@ SELECT $3, $4, $5, $6, $7 WHERE EXISTS (SELECT 1 FROM gone)
 ON CONFLICT (pos) DO UPDATE SET id = excluded.id, partner_id = excluded.partner_id,
 	subscription_id = excluded.subscription_id, record = excluded.record, lease_owner = NULL, lease_until_ns = NULL`
 	settleRetryInPlace = "UPDATE deliveries SET record = $3, lease_owner = NULL, lease_until_ns = NULL WHERE " + settleMine
-	settleDead         = `WITH gone AS (DELETE FROM deliveries WHERE ` + settleMine + ` RETURNING 1)
+	settleDelivered    = `WITH gone AS (DELETE FROM deliveries WHERE ` + settleMine + ` RETURNING 1)
+INSERT INTO delivered (subscription_id, pos, id, partner_id, record)
+SELECT $3, $4, $5, $6, $7 WHERE EXISTS (SELECT 1 FROM gone)
+ON CONFLICT (subscription_id, pos) DO UPDATE SET record = excluded.record`
+	// trimDelivered keeps subscription $1's latest $2 delivered records.
+	trimDelivered = `DELETE FROM delivered WHERE subscription_id = $1 AND pos IN (
+	SELECT pos FROM delivered WHERE subscription_id = $1 ORDER BY pos DESC OFFSET $2)`
+	settleDead = `WITH gone AS (DELETE FROM deliveries WHERE ` + settleMine + ` RETURNING 1)
 INSERT INTO dead_letters (id, partner_id, subscription_id, record, expires_ns)
 SELECT $3, $4, $5, $6, $7 WHERE EXISTS (SELECT 1 FROM gone)
 ON CONFLICT (id) DO UPDATE SET partner_id = excluded.partner_id, subscription_id = excluded.subscription_id,
@@ -121,11 +128,17 @@ func (ws *webhookStore) Settle(batch []webhooks.Settlement, done []bool) error {
 	b := &pgx.Batch{}
 	me := ws.s.instance
 	retries := 0
+	keep := map[string]int{} // subscriptions given delivered records: how many they keep
 	for _, st := range batch {
 		e := st.Entry
 		switch st.Kind {
 		case webhooks.SettleDone:
-			b.Queue(settleDone, st.Pos, me)
+			if e.Record != nil {
+				b.Queue(settleDelivered, st.Pos, me, e.SubscriptionID, e.Pos, e.ID, e.PartnerID, e.Record)
+				keep[e.SubscriptionID] = max(st.Keep, 1)
+			} else {
+				b.Queue(settleDone, st.Pos, me)
+			}
 		case webhooks.SettleRetry:
 			retries++
 			if bytes.Equal(st.Pos, e.Pos) {
@@ -138,6 +151,9 @@ func (ws *webhookStore) Settle(batch []webhooks.Settlement, done []bool) error {
 		default:
 			return fmt.Errorf("settling deliveries: unknown settlement kind %d", st.Kind)
 		}
+	}
+	for sub, n := range keep {
+		b.Queue(trimDelivered, sub, n)
 	}
 	ctx, cancel := op()
 	defer cancel()

@@ -33,13 +33,14 @@ type Store struct {
 	onError  func(error) // errors of background work; nil: dropped
 	tokens   *tokenStore
 	webhooks *webhookStore
+	portal   *portalStore
 }
 
 // New returns the stores of pool's database, as one gateway instance: the
 // deliveries it claims are leased in its name (Instance).
 func New(pool *pgxpool.Pool) *Store {
 	s := &Store{pool: pool, instance: newInstanceID()}
-	s.tokens, s.webhooks = &tokenStore{s}, &webhookStore{s}
+	s.tokens, s.webhooks, s.portal = &tokenStore{s}, &webhookStore{s}, &portalStore{s}
 	return s
 }
 

@@ -3,6 +3,7 @@ package pgstore
 import (
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 
@@ -60,18 +61,21 @@ const putPartner = `INSERT INTO partners (id, consolidation, webhook_key, disabl
 ON CONFLICT (id) DO UPDATE SET consolidation = excluded.consolidation, webhook_key = excluded.webhook_key,
 	disabled = excluded.disabled, created_ns = excluded.created_ns`
 
-const putClient = `INSERT INTO clients (id, partner_id, secret_hash, secret_version, opaque_version, active, created_ns)
-VALUES ($1, $2, $3, $4, $5, $6, $7)
+const putClient = `INSERT INTO clients (id, partner_id, secret_hash, secret_version, opaque_version, active, created_ns,
+	secret_hint, prev_secret_hash, prev_until_ns)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
 ON CONFLICT (id) DO UPDATE SET partner_id = excluded.partner_id, secret_hash = excluded.secret_hash,
 	secret_version = excluded.secret_version, opaque_version = excluded.opaque_version, active = excluded.active,
-	created_ns = excluded.created_ns`
+	created_ns = excluded.created_ns, secret_hint = excluded.secret_hint, prev_secret_hash = excluded.prev_secret_hash,
+	prev_until_ns = excluded.prev_until_ns`
 
 func queuePartner(b *pgx.Batch, p tokens.PartnerRecord) {
 	b.Queue(putPartner, p.ID, p.Consolidation, p.WebhookKey, p.Disabled, nanos(p.Created))
 }
 
 func queueClient(b *pgx.Batch, c tokens.ClientRecord) {
-	b.Queue(putClient, c.ID, c.Partner, c.Hash, c.Version, c.OpaqueVersion, c.Active, nanos(c.Created))
+	b.Queue(putClient, c.ID, c.Partner, c.Hash, c.Version, c.OpaqueVersion, c.Active, nanos(c.Created),
+		c.Hint, c.PrevHash, nanos(c.PrevUntil))
 }
 
 // batch sends b in a transaction.
@@ -137,13 +141,15 @@ ON CONFLICT (partner_id) DO UPDATE SET webhook_key = excluded.webhook_key, creat
 func (ts *tokenStore) Clients() ([]tokens.ClientRecord, error) {
 	ctx, cancel := op()
 	defer cancel()
-	rows, _ := ts.s.pool.Query(ctx, `SELECT id, partner_id, secret_hash, secret_version, opaque_version, active, created_ns
+	rows, _ := ts.s.pool.Query(ctx, `SELECT id, partner_id, secret_hash, secret_version, opaque_version, active, created_ns,
+	secret_hint, prev_secret_hash, prev_until_ns
 FROM clients ORDER BY id`)
 	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (tokens.ClientRecord, error) {
 		var c tokens.ClientRecord
-		var created *int64
-		err := r.Scan(&c.ID, &c.Partner, &c.Hash, &c.Version, &c.OpaqueVersion, &c.Active, &created)
-		c.Created = fromNanos(created)
+		var created, prevUntil *int64
+		err := r.Scan(&c.ID, &c.Partner, &c.Hash, &c.Version, &c.OpaqueVersion, &c.Active, &created,
+			&c.Hint, &c.PrevHash, &prevUntil)
+		c.Created, c.PrevUntil = fromNanos(created), fromNanos(prevUntil)
 		return c, err
 	})
 	if err != nil {
@@ -186,4 +192,38 @@ ON CONFLICT (kid) DO UPDATE SET alg = excluded.alg, material = excluded.material
 		b.Queue("DELETE FROM signing_keys WHERE kid = ANY($1)", del)
 	}
 	return ts.s.batch("storing signing keys", b)
+}
+
+func (ts *tokenStore) DeleteClient(id string) error {
+	b := &pgx.Batch{}
+	b.Queue("DELETE FROM clients WHERE id = $1", id)
+	return ts.s.batch("deleting client "+id, b)
+}
+
+func (ts *tokenStore) ClientUsage() (map[string]time.Time, error) {
+	ctx, cancel := op()
+	defer cancel()
+	rows, _ := ts.s.pool.Query(ctx, "SELECT client_id, last_used_ns FROM client_usage")
+	out := map[string]time.Time{}
+	var id string
+	var at int64
+	_, err := pgx.ForEachRow(rows, []any{&id, &at}, func() error {
+		out[id] = time.Unix(0, at).UTC()
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("reading the clients' last use: %w", err)
+	}
+	return out, nil
+}
+
+func (ts *tokenStore) TouchClient(id string, at time.Time) error {
+	ctx, cancel := op()
+	defer cancel()
+	_, err := ts.s.pool.Exec(ctx, `INSERT INTO client_usage (client_id, last_used_ns) VALUES ($1, $2)
+ON CONFLICT (client_id) DO UPDATE SET last_used_ns = GREATEST(client_usage.last_used_ns, excluded.last_used_ns)`, id, at.UnixNano())
+	if err != nil {
+		return fmt.Errorf("noting client %s's last use: %w", id, err)
+	}
+	return nil
 }

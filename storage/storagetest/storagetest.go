@@ -10,6 +10,7 @@ package storagetest
 import (
 	"testing"
 
+	"github.com/fulfilgate/fulfilgate/portal"
 	"github.com/fulfilgate/fulfilgate/tokens"
 	"github.com/fulfilgate/fulfilgate/webhooks"
 	"github.com/fulfilgate/fulfilgate/webhooks/feed"
@@ -24,6 +25,8 @@ type Backend struct {
 	Feed func(name string) feed.Store
 	// FeedNames lists the feeds with stored state (feed.Catalog).
 	FeedNames func() ([]string, error)
+	// Portal is the partner portal's store.
+	Portal portal.Store
 	// Reopen closes the stores and opens them again on the same data, as a
 	// restart would (what was committed must be there).
 	Reopen func(t *testing.T) Backend
@@ -54,13 +57,13 @@ func Run(t *testing.T, open Opener) {
 }
 
 // Behaviours returns the contract's table: the token store's, the
-// subscriptions', the queue's, the dead letters', the shared queue's
-// claims (skipped by a backend that does not claim), the feed store's and
-// the feed lease's.
+// subscriptions', the queue's, the dead letters', the delivered records',
+// the shared queue's claims (skipped by a backend that does not claim), the
+// feed store's, the feed lease's and the portal's.
 func Behaviours() []Behaviour {
 	var all []Behaviour
 	for _, part := range [][]Behaviour{tokenBehaviours, subscriptionBehaviours, queueBehaviours,
-		deadLetterBehaviours, claimBehaviours, feedBehaviours, feedLeaseBehaviours, copyBehaviours} {
+		deadLetterBehaviours, deliveredBehaviours, claimBehaviours, feedBehaviours, feedLeaseBehaviours, portalBehaviours, copyBehaviours} {
 		all = append(all, part...)
 	}
 	return all

@@ -19,7 +19,7 @@ const adminBase = "/fulfilment"
 
 // adminRoutes lists the gateway's admin API for GET /fulfilment and for the
 // answer to an unknown path under it.
-var adminRoutes = []string{adminPartnersBase, adminKeysBase, strings.TrimSuffix(adminWebhooksBase, "/"), adminFeedsBase}
+var adminRoutes = []string{adminPartnersBase, adminKeysBase, strings.TrimSuffix(adminWebhooksBase, "/"), adminFeedsBase, adminPortalBase}
 
 // adminInstance is the root of the gateway's admin API:
 //

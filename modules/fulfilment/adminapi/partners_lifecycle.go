@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 
+	"github.com/fulfilgate/fulfilgate/portal"
 	"github.com/fulfilgate/fulfilgate/tokens"
 )
 
@@ -27,6 +28,12 @@ func adminSetPartnerActive(w http.ResponseWriter, svc *tokens.Service, id string
 	if err := svc.SetPartnerActive(id, active); err != nil {
 		return tokensAdminErr(err)
 	}
+	if !active {
+		if err := endPortalSessions(id); err != nil {
+			return apiError(http.StatusInternalServerError,
+				fmt.Errorf("partner %s disabled, but ending its portal sessions failed (disable it again): %w", id, err))
+		}
+	}
 	return writeAdminJSON(w, http.StatusOK, map[string]any{"partner": id, "disabled": !active})
 }
 
@@ -36,7 +43,13 @@ func adminDeletePartner(w http.ResponseWriter, svc *tokens.Service, id string) e
 		return tokensAdminErr(err)
 	}
 	// The partner is gone (or was deleted before while deleting its
-	// subscriptions failed): delete what is left of its subscriptions.
+	// subscriptions failed): delete what is left of its subscriptions, and
+	// end its portal sessions (a partner created again under this id must
+	// not find them).
+	if perr := endPortalSessions(id); perr != nil {
+		return apiError(http.StatusInternalServerError,
+			fmt.Errorf("partner %s deleted, but ending its portal sessions failed (run the delete again): %w", id, perr))
+	}
 	n, subErr := deletePartnerSubscriptions(id)
 	switch {
 	case subErr != nil:
@@ -70,4 +83,23 @@ func deletePartnerSubscriptions(id string) (int, error) {
 		n++
 	}
 	return n, nil
+}
+
+// endPortalSessions ends the portal sessions and unused sign-in links of
+// partner id, and notes it in the audit log when there were any.
+func endPortalSessions(id string) error {
+	app, err := runningApp()
+	if err != nil {
+		return err
+	}
+	svc := app.PortalService()
+	if svc == nil {
+		return errors.New("the portal is not running")
+	}
+	n, err := svc.EndPartner(id)
+	if err != nil || n == 0 {
+		return err
+	}
+	return svc.Record(portal.AuditRecord{Partner: id, Actor: portal.ActorOperator, Action: "end_sessions",
+		Detail: fmt.Sprintf("%d sessions ended: partner disabled or deleted", n)})
 }

@@ -1,0 +1,199 @@
+package badgerstore
+
+import (
+	"bytes"
+	"encoding/binary"
+	"fmt"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/dgraph-io/badger/v4"
+
+	"github.com/fulfilgate/fulfilgate/webhooks"
+)
+
+// A subscription's delivered records live in a ring of Settlement.Keep
+// slots: the next record overwrites the slot written longest ago. So the
+// delivery path writes one key per delivery and never deletes (deletes
+// would leave tombstones that every later scan of the subscription walks),
+// and the records stay bounded without a trim. Each value starts with the
+// record's position, which orders a scan. Which slot is next lives in
+// memory (the data dir has one process); it is found again after a
+// restart from the positions in the slots.
+
+// rings holds the next slot of each subscription seen since the start.
+type rings struct {
+	mu   sync.Mutex
+	next map[string]uint32
+}
+
+func doneKey(sub string, slot uint32) []byte {
+	return binary.BigEndian.AppendUint32(doneSubPrefix(sub), slot)
+}
+
+// doneSubPrefix is the key prefix of subscription sub's delivered records.
+func doneSubPrefix(sub string) []byte {
+	return append(append([]byte(donePrefix), sub...), 0)
+}
+
+// doneValue is e's stored value: its position, then its record.
+func doneValue(e *webhooks.QueueEntry) []byte {
+	v := make([]byte, 0, binary.MaxVarintLen32+len(e.Pos)+len(e.Record))
+	v = binary.AppendUvarint(v, uint64(len(e.Pos)))
+	return append(append(v, e.Pos...), e.Record...)
+}
+
+// splitDone splits a stored value into position and record.
+func splitDone(v []byte) (pos, record []byte, ok bool) {
+	n, w := binary.Uvarint(v)
+	if w <= 0 || n > uint64(len(v)-w) {
+		return nil, nil, false
+	}
+	return v[w : w+int(n)], v[w+int(n):], true
+}
+
+// doneRecord is one stored delivered record.
+type doneRecord struct {
+	key, pos, record []byte
+}
+
+// readDone reads sub's delivered records in txn, latest position first.
+func readDone(txn *badger.Txn, sub string) ([]doneRecord, error) {
+	it := txn.NewIterator(badger.IteratorOptions{Prefix: doneSubPrefix(sub)})
+	defer it.Close()
+	var out []doneRecord
+	for it.Rewind(); it.Valid(); it.Next() {
+		v, err := it.Item().ValueCopy(nil)
+		if err != nil {
+			return nil, err
+		}
+		pos, rec, ok := splitDone(v)
+		if !ok {
+			continue // not written by this store: left alone
+		}
+		out = append(out, doneRecord{key: it.Item().KeyCopy(nil), pos: pos, record: rec})
+	}
+	slices.SortFunc(out, func(a, b doneRecord) int { return bytes.Compare(b.pos, a.pos) })
+	return out, nil
+}
+
+// deliveredSlots gives each delivered record of batch its slot (the others
+// 0), advancing the subscriptions' rings.
+func (s *webhookStore) deliveredSlots(batch []webhooks.Settlement) ([]uint32, error) {
+	slots := make([]uint32, len(batch))
+	s.rings.mu.Lock()
+	defer s.rings.mu.Unlock()
+	for i := range batch {
+		st := &batch[i]
+		if st.Kind != webhooks.SettleDone || st.Entry.Record == nil {
+			continue
+		}
+		size := uint32(max(st.Keep, 1))
+		sub := st.Entry.SubscriptionID
+		next, ok := s.rings.next[sub]
+		if !ok {
+			var err error
+			if next, err = s.findNextSlot(sub); err != nil {
+				return nil, fmt.Errorf("finding the delivery log slot of %s: %w", sub, err)
+			}
+		}
+		if next >= size {
+			next = 0
+		}
+		slots[i] = next
+		if s.rings.next == nil {
+			s.rings.next = map[string]uint32{}
+		}
+		s.rings.next[sub] = next + 1
+	}
+	return slots, nil
+}
+
+// findNextSlot is the slot after the one holding sub's latest record.
+func (s *webhookStore) findNextSlot(sub string) (uint32, error) {
+	var next uint32
+	err := s.db.View(func(txn *badger.Txn) error {
+		recs, err := readDone(txn, sub)
+		if err != nil || len(recs) == 0 {
+			return err
+		}
+		k := recs[0].key
+		next = binary.BigEndian.Uint32(k[len(k)-4:]) + 1
+		return nil
+	})
+	return next, err
+}
+
+func (s *webhookStore) ScanDelivered(sub string, fn func(record []byte) (bool, error)) error {
+	var recs []doneRecord
+	err := s.db.View(func(txn *badger.Txn) error {
+		var err error
+		recs, err = readDone(txn, sub)
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("reading delivered records of %s: %w", sub, err)
+	}
+	for _, r := range recs {
+		if more, err := fn(r.record); err != nil || !more {
+			return err
+		}
+	}
+	return nil
+}
+
+func (s *webhookStore) TrimDelivered(sub string, keep int, before time.Time) (int, error) {
+	cutoff := webhooks.SchedulePos(before, "")
+	n := 0
+	err := update(s.db, func(txn *badger.Txn) error {
+		n = 0
+		recs, err := readDone(txn, sub)
+		if err != nil {
+			return err
+		}
+		for i, r := range recs {
+			if i < keep && bytes.Compare(r.pos, cutoff) >= 0 {
+				continue
+			}
+			if err := txn.Delete(r.key); err != nil {
+				return err
+			}
+			n++
+		}
+		return nil
+	})
+	if err != nil {
+		return 0, fmt.Errorf("trimming delivered records of %s: %w", sub, err)
+	}
+	if keep <= 0 {
+		s.rings.mu.Lock()
+		delete(s.rings.next, sub)
+		s.rings.mu.Unlock()
+	}
+	return n, nil
+}
+
+func (s *webhookStore) DeliveredSubscriptions() ([]string, error) {
+	var subs []string
+	err := s.db.View(func(txn *badger.Txn) error {
+		it := txn.NewIterator(badger.IteratorOptions{Prefix: []byte(donePrefix), PrefetchValues: false})
+		defer it.Close()
+		for it.Rewind(); it.Valid(); {
+			rest := it.Item().Key()[len(donePrefix):]
+			i := bytes.IndexByte(rest, 0)
+			if i < 0 {
+				it.Next()
+				continue
+			}
+			sub := string(rest[:i])
+			subs = append(subs, sub)
+			it.Seek(append(append([]byte(donePrefix), sub...), 1)) // past sub's records
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("listing delivered records: %w", err)
+	}
+	return subs, nil
+}
