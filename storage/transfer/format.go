@@ -22,6 +22,9 @@
 //	feed_rejected       one of a feed's last rejected changes
 //	end                 how many lines of each type came before: a stream without it is cut short
 //
+// The portal's links, sessions and audit log and the log of delivered
+// deliveries are not part of version 1.
+//
 // Lines of one type are sorted (by id, position or name), so exporting the
 // same state twice gives the same lines but for the header's time.
 package transfer
