@@ -59,7 +59,10 @@ WHERE subscription_id = $1 AND ($2::bytea IS NULL OR pos < $2) ORDER BY pos DESC
 func (ws *webhookStore) TrimDelivered(sub string, keep int, before time.Time) (int, error) {
 	ctx, cancel := op()
 	defer cancel()
-	tag, err := ws.s.pool.Exec(ctx, `DELETE FROM delivered WHERE subscription_id = $1 AND (pos < $2 OR pos IN (
+	// The subscription's trim lock (see trimDelivered) keeps this from
+	// deadlocking with a settlement's trim.
+	tag, err := ws.s.pool.Exec(ctx, `WITH lock AS (SELECT pg_advisory_xact_lock(hashtextextended('fulfilgate delivered of ' || $1, 0)))
+DELETE FROM delivered WHERE (SELECT count(*) FROM lock) = 1 AND subscription_id = $1 AND (pos < $2 OR pos IN (
 	SELECT pos FROM delivered WHERE subscription_id = $1 ORDER BY pos DESC OFFSET $3))`,
 		sub, webhooks.SchedulePos(before, ""), max(keep, 0))
 	if err != nil {

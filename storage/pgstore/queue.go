@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"maps"
+	"slices"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -110,7 +112,12 @@ INSERT INTO delivered (subscription_id, pos, id, partner_id, record)
 SELECT $3, $4, $5, $6, $7 WHERE EXISTS (SELECT 1 FROM gone)
 ON CONFLICT (subscription_id, pos) DO UPDATE SET record = excluded.record`
 	// trimDelivered keeps subscription $1's latest $2 delivered records.
-	trimDelivered = `DELETE FROM delivered WHERE subscription_id = $1 AND pos IN (
+	// Only the transaction that gets the subscription's trim lock trims:
+	// instances settling the same subscription at once would otherwise
+	// delete the same rows in different orders and deadlock, failing the
+	// settlement. A skipped trim is done by the subscription's next one.
+	trimDelivered = `WITH lock AS (SELECT pg_try_advisory_xact_lock(hashtextextended('fulfilgate delivered of ' || $1, 0)) AS got)
+DELETE FROM delivered WHERE (SELECT got FROM lock) AND subscription_id = $1 AND pos IN (
 	SELECT pos FROM delivered WHERE subscription_id = $1 ORDER BY pos DESC OFFSET $2)`
 	settleDead = `WITH gone AS (DELETE FROM deliveries WHERE ` + settleMine + ` RETURNING 1)
 INSERT INTO dead_letters (id, partner_id, subscription_id, record, expires_ns)
@@ -152,8 +159,8 @@ func (ws *webhookStore) Settle(batch []webhooks.Settlement, done []bool) error {
 			return fmt.Errorf("settling deliveries: unknown settlement kind %d", st.Kind)
 		}
 	}
-	for sub, n := range keep {
-		b.Queue(trimDelivered, sub, n)
+	for _, sub := range slices.Sorted(maps.Keys(keep)) {
+		b.Queue(trimDelivered, sub, keep[sub])
 	}
 	ctx, cancel := op()
 	defer cancel()
