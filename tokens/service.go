@@ -1,6 +1,7 @@
 package tokens
 
 import (
+	"context"
 	"crypto/rand"
 	"errors"
 	"fmt"
@@ -98,6 +99,10 @@ type Options struct {
 	// crypto/rand.
 	Clock func() time.Time
 	Rand  io.Reader
+	// RefreshInterval is how often a service whose Store is shared
+	// (ChangeNotifier) reloads its state without a notification. Default
+	// DefaultRefreshInterval.
+	RefreshInterval time.Duration
 }
 
 // settings is the immutable part of the configuration read on hot paths.
@@ -140,6 +145,12 @@ type Service struct {
 	throttle atomic.Pointer[Throttle]
 	reuse    sync.Map // client id -> *issued
 	usage    sync.Map // client id -> time.Time: when it last got a token (client_usage.go)
+
+	shared     bool            // the store is shared with other instances (ChangeNotifier)
+	reloads    atomic.Uint64   // reloads begun (Refresh)
+	stop       context.Context // ended by Close: the change follower stops
+	stopFn     context.CancelFunc
+	followDone chan struct{} // closed when the follower has stopped
 }
 
 // Open loads the token state of opts.Store (pepper, generated keys,
@@ -160,13 +171,37 @@ func Open(opts Options) (*Service, error) {
 		s.rand = rand.Reader
 	}
 	s.opened = s.clock()
+	s.stop, s.stopFn = context.WithCancel(context.Background())
+	s.followDone = make(chan struct{})
+	// A shared store's changes are followed from before the state is
+	// read, so that none made meanwhile is missed.
+	var changes <-chan Change
+	if n, ok := opts.Store.(ChangeNotifier); ok {
+		s.shared = true
+		var err error
+		if changes, err = n.Changes(s.stop); err != nil {
+			s.stopFn()
+			return nil, fmt.Errorf("following the store's changes: %w", err)
+		}
+	}
 	if err := s.load(); err != nil {
+		s.stopFn()
 		return nil, err
 	}
 	if _, err := io.ReadFull(s.rand, s.dummy[:]); err != nil {
+		s.stopFn()
 		return nil, err
 	}
 	s.publish()
+	if changes == nil {
+		close(s.followDone)
+		return s, nil
+	}
+	interval := opts.RefreshInterval
+	if interval <= 0 {
+		interval = DefaultRefreshInterval
+	}
+	go s.follow(changes, interval)
 	return s, nil
 }
 
@@ -328,6 +363,14 @@ type Client struct {
 	version   string
 }
 
-// Close releases nothing of its own (the store belongs to the caller);
-// it exists so the service can live in a closable registry.
-func (s *Service) Close() error { return nil }
+// Close stops following the store's changes, waiting up to 2 s for a
+// reload in progress; the store belongs to the caller.
+func (s *Service) Close() error {
+	s.stopFn()
+	select {
+	case <-s.followDone:
+	case <-time.After(2 * time.Second):
+		s.log.Warn("a reload from the store was still running at close")
+	}
+	return nil
+}

@@ -1,6 +1,9 @@
 package tokens
 
-import "time"
+import (
+	"errors"
+	"time"
+)
 
 // Store is what the token service keeps: the pepper of secret hashes, the
 // partners and clients created at run time, the generated signing keys and
@@ -32,6 +35,10 @@ type PartnerStore interface {
 	StaticWebhookKeys() ([]StaticKeyRecord, error)
 	// PutStaticWebhookKeys stores the records in one transaction.
 	PutStaticWebhookKeys(recs []StaticKeyRecord) error
+	// AddStaticWebhookKeys stores, in one transaction, the records whose
+	// partner has no kept key yet and leaves the others as they are (an
+	// instance sharing the store stored its key first).
+	AddStaticWebhookKeys(recs []StaticKeyRecord) error
 }
 
 // ClientStore keeps the clients of partners created at run time.
@@ -48,12 +55,40 @@ type ClientStore interface {
 	TouchClient(id string, at time.Time) error
 }
 
-// KeyStore keeps generated signing keys.
+// KeyStore keeps generated signing keys. The current key of an algorithm
+// is its newest key (by Created, then KID) that is not retired.
 type KeyStore interface {
 	SigningKeys() ([]KeyRecord, error)
 	// UpdateSigningKeys stores put and deletes the keys del in one
 	// transaction.
 	UpdateSigningKeys(put []KeyRecord, del []string) error
+	// ReplaceCurrentKey stores next as the current key of next.Alg and
+	// retires, at next.Created, every other key of that algorithm that is
+	// not retired, in one transaction, provided the current key in the
+	// store is prev ("": there is none). Otherwise (another instance
+	// created or rotated a key meanwhile) it stores nothing and returns
+	// ErrKeyChanged.
+	ReplaceCurrentKey(prev string, next KeyRecord) error
+}
+
+// ErrKeyChanged is KeyStore.ReplaceCurrentKey's refusal: the current key is
+// no longer the one the caller saw.
+var ErrKeyChanged = errors.New("the current signing key changed meanwhile")
+
+// CurrentKey returns the current key among recs of alg (see KeyStore), and
+// false when there is none. Backends decide ReplaceCurrentKey with it.
+func CurrentKey(recs []KeyRecord, alg string) (KeyRecord, bool) {
+	var cur KeyRecord
+	found := false
+	for _, r := range recs {
+		if r.Alg != alg || !r.Retired.IsZero() {
+			continue
+		}
+		if !found || r.Created.After(cur.Created) || r.Created.Equal(cur.Created) && r.KID > cur.KID {
+			cur, found = r, true
+		}
+	}
+	return cur, found
 }
 
 // PartnerRecord is a stored partner created at run time.

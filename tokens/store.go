@@ -1,6 +1,7 @@
 package tokens
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -10,7 +11,6 @@ import (
 // load reads the pepper (creating it on first use), generated keys and
 // dynamic partners and clients.
 func (s *Service) load() error {
-	s.dynPartners, s.dynClients, s.genKeys = map[string]*Partner{}, map[string]*client{}, map[string]*key{}
 	pepper, err := s.store.Pepper(func() ([]byte, error) {
 		pepper := make([]byte, 32)
 		_, err := io.ReadFull(s.rand, pepper)
@@ -20,24 +20,44 @@ func (s *Service) load() error {
 		return fmt.Errorf("reading the pepper: %w", err)
 	}
 	s.hasher = hasher{pepper: pepper}
+	st, err := s.readState()
+	if err != nil {
+		return err
+	}
+	s.dynPartners, s.dynClients, s.genKeys, s.staticKeys = st.partners, st.clients, st.keys, st.staticKeys
+	return s.loadUsage()
+}
+
+// storedState is what the store holds besides the pepper.
+type storedState struct {
+	partners   map[string]*Partner
+	clients    map[string]*client
+	keys       map[string]*key
+	staticKeys map[string]StaticKeyRecord
+}
+
+// readState reads the dynamic partners and clients, the generated keys and
+// the kept webhook keys of static partners.
+func (s *Service) readState() (storedState, error) {
+	st := storedState{partners: map[string]*Partner{}, clients: map[string]*client{}}
 	partners, err := s.store.Partners()
 	if err != nil {
-		return fmt.Errorf("reading partners: %w", err)
+		return st, fmt.Errorf("reading partners: %w", err)
 	}
 	for _, r := range partners {
-		s.dynPartners[r.ID] = &Partner{ID: r.ID, Consolidation: r.Consolidation,
+		st.partners[r.ID] = &Partner{ID: r.ID, Consolidation: r.Consolidation,
 			WebhookKey: []byte(r.WebhookKey), Disabled: r.Disabled, Created: r.Created, keySource: KeySourceGenerated}
 	}
-	if err := s.loadStaticKeys(); err != nil {
-		return err
+	if st.staticKeys, err = s.readStaticKeys(); err != nil {
+		return st, err
 	}
 	clients, err := s.store.Clients()
 	if err != nil {
-		return fmt.Errorf("reading clients: %w", err)
+		return st, fmt.Errorf("reading clients: %w", err)
 	}
 	for _, r := range clients {
 		if len(r.Hash) != 32 {
-			return fmt.Errorf("client %s: corrupt hash", r.ID)
+			return st, fmt.Errorf("client %s: corrupt hash", r.ID)
 		}
 		c := &client{ID: r.ID, PartnerID: r.Partner, version: r.Version, Active: r.Active, Created: r.Created,
 			hint: r.Hint, prevUntil: r.PrevUntil}
@@ -50,24 +70,28 @@ func (s *Service) load() error {
 		} else {
 			c.prevUntil = time.Time{}
 		}
-		s.dynClients[r.ID] = c
+		st.clients[r.ID] = c
 	}
-	if err := s.loadUsage(); err != nil {
-		return err
-	}
+	st.keys, err = s.readKeys()
+	return st, err
+}
+
+// readKeys reads the generated signing keys.
+func (s *Service) readKeys() (map[string]*key, error) {
 	keys, err := s.store.SigningKeys()
 	if err != nil {
-		return fmt.Errorf("reading signing keys: %w", err)
+		return nil, fmt.Errorf("reading signing keys: %w", err)
 	}
+	out := make(map[string]*key, len(keys))
 	for _, r := range keys {
 		k, err := newKey(r.KID, r.Alg, r.Material)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		k.Created, k.Retired = r.Created, r.Retired
-		s.genKeys[k.KID] = k
+		out[k.KID] = k
 	}
-	return nil
+	return out, nil
 }
 
 // keyRetention is how long a retired generated key still verifies: the
@@ -77,54 +101,49 @@ const keyRetention = MaxLifetime + MaxLeeway
 
 // generatedRing returns the ring of generated keys of alg, creating a key
 // when there is none (or always, when rotate is set) and pruning retired
-// keys past keyRetention. Called with mu held.
+// keys past keyRetention. A key is created in the store only if the current
+// key there is still the one this service saw (KeyStore.ReplaceCurrentKey):
+// instances sharing the store that start at once all use the key stored
+// first, and a rotation racing another's is made again on top of it.
+// Called with mu held.
 func (s *Service) generatedRing(alg string, rotate bool) (*ring, error) {
 	now := s.clock()
-	var current *key
-	for _, k := range s.genKeys {
-		if k.Alg == alg && k.Retired.IsZero() && (current == nil || k.Created.After(current.Created)) {
-			current = k
+	current := currentOf(s.genKeys, alg)
+	for attempt := 0; current == nil || rotate; attempt++ {
+		if attempt == maxKeyAttempts {
+			return nil, fmt.Errorf("storing a new signing key: %w, %d times", ErrKeyChanged, attempt)
 		}
-	}
-	var changed []*key
-	var deleted []string
-	if current == nil || rotate {
-		mat, err := generateKeyMaterial(s.rand, alg)
+		k, err := s.newGeneratedKey(alg, now)
 		if err != nil {
 			return nil, err
 		}
-		kid, err := newID(s.rand, now.UTC().Format("20060102")+"-", 6)
-		if err != nil {
-			return nil, err
-		}
-		k, err := newKey(kid, alg, mat)
-		if err != nil {
-			return nil, err
-		}
-		k.Created = now
+		prev := ""
 		if current != nil {
-			old := *current
-			old.Retired = now
-			changed = append(changed, &old)
+			prev = current.KID
 		}
-		changed = append(changed, k)
-		current = k
+		err = s.store.ReplaceCurrentKey(prev, KeyRecord{KID: k.KID, Alg: k.Alg, Material: keyMaterial(k), Created: k.Created})
+		if err != nil && !errors.Is(err, ErrKeyChanged) {
+			return nil, fmt.Errorf("storing signing keys: %w", err)
+		}
+		keys, rerr := s.readKeys()
+		if rerr != nil {
+			return nil, rerr
+		}
+		s.genKeys = keys
+		current = currentOf(s.genKeys, alg)
+		if err == nil {
+			break // stored: the current key is now k (or a later one)
+		}
 	}
+	var deleted []string
 	for kid, k := range s.genKeys {
 		if k.expired(now) {
 			deleted = append(deleted, kid)
 		}
 	}
-	if len(changed) > 0 || len(deleted) > 0 {
-		put := make([]KeyRecord, len(changed))
-		for i, k := range changed {
-			put[i] = KeyRecord{KID: k.KID, Alg: k.Alg, Material: keyMaterial(k), Created: k.Created, Retired: k.Retired}
-		}
-		if err := s.store.UpdateSigningKeys(put, deleted); err != nil {
+	if len(deleted) > 0 {
+		if err := s.store.UpdateSigningKeys(nil, deleted); err != nil {
 			return nil, fmt.Errorf("storing signing keys: %w", err)
-		}
-		for _, k := range changed {
-			s.genKeys[k.KID] = k
 		}
 		for _, kid := range deleted {
 			delete(s.genKeys, kid)
@@ -137,6 +156,43 @@ func (s *Service) generatedRing(alg string, rotate bool) (*ring, error) {
 		}
 	}
 	return r, nil
+}
+
+// maxKeyAttempts bounds the tries of a key creation that loses races with
+// other instances.
+const maxKeyAttempts = 3
+
+// currentOf returns the current key of alg among keys (the rule of
+// CurrentKey), or nil.
+func currentOf(keys map[string]*key, alg string) *key {
+	var cur *key
+	for _, k := range keys {
+		if k.Alg != alg || !k.Retired.IsZero() {
+			continue
+		}
+		if cur == nil || k.Created.After(cur.Created) || k.Created.Equal(cur.Created) && k.KID > cur.KID {
+			cur = k
+		}
+	}
+	return cur
+}
+
+// newGeneratedKey returns a fresh key of alg created at now (not stored).
+func (s *Service) newGeneratedKey(alg string, now time.Time) (*key, error) {
+	mat, err := generateKeyMaterial(s.rand, alg)
+	if err != nil {
+		return nil, err
+	}
+	kid, err := newID(s.rand, now.UTC().Format("20060102")+"-", 6)
+	if err != nil {
+		return nil, err
+	}
+	k, err := newKey(kid, alg, mat)
+	if err != nil {
+		return nil, err
+	}
+	k.Created = now
+	return k, nil
 }
 
 // keyMaterial returns the raw material newKey was built from.

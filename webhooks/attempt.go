@@ -167,12 +167,8 @@ func (s *Service) run(d *delivery, oldKey []byte, tgt string) {
 
 	cfg := s.cur() // the whole attempt, and its outcome, use these settings
 	r := ackResult{d: d, oldKey: oldKey, retention: cfg.opts.DeadRetention, keep: max(cfg.opts.DeliveryLogSize, 0)}
-	sub, known := s.subs.lookup(d.SubscriptionID)
-	var lookupErr error
-	if !known && s.claimer != nil {
-		sub, known, lookupErr = s.sharedSubscription(d.SubscriptionID)
-	}
-	if lookupErr == nil && (!known || sub.PartnerID != d.PartnerID) {
+	known, lookupErr := s.subs.known(d.SubscriptionID, d.PartnerID)
+	if lookupErr == nil && !known {
 		r.outcome = OutcomeDropped
 	} else {
 		n := d.Attempts + 1

@@ -73,6 +73,11 @@ type Options struct {
 	// every attempt, so a rotated key applies to retries. Required.
 	WebhookKey func(partnerID string) ([]byte, error)
 
+	// RefreshInterval: with a Storage that several instances share
+	// (ChangeNotifier), how often the subscriptions are reloaded without
+	// a notification. Default DefaultRefreshInterval; fixed at New.
+	RefreshInterval time.Duration
+
 	Clock func() time.Time // default time.Now
 	Rand  func() float64   // uniform in [0,1); default math/rand/v2.Float64
 

@@ -27,9 +27,8 @@ type Service struct {
 
 	randMu sync.Mutex // Options.Rand need not be safe for concurrent use
 
-	sched  scheduler
-	wake   <-chan struct{} // the shared queue's wake-ups (nil: none)
-	shared sharedSubs      // subscriptions of a shared queue found in the store
+	sched scheduler
+	wake  <-chan struct{} // the shared queue's wake-ups (nil: none)
 
 	acks          chan ackResult
 	committerDone chan struct{}
@@ -62,13 +61,33 @@ func New(opts Options) (*Service, error) {
 		stopCommit: make(chan struct{})}
 	s.claimer, _ = s.store.(Claimer)
 	s.cfg.Store(cfg)
-	if s.subs, err = newSubscriptionStore(s.store, &s.cfg); err != nil {
+	s.ctx, s.cancel = context.WithCancel(context.Background())
+	// A shared storage's changes are followed from before the
+	// subscriptions are read, so that none made meanwhile is missed.
+	notifier, notifies := s.store.(ChangeNotifier)
+	var changes <-chan Change
+	if notifies {
+		if changes, err = notifier.Changes(s.ctx); err != nil {
+			s.cancel()
+			return nil, fmt.Errorf("webhooks: following the storage's changes: %w", err)
+		}
+	}
+	if s.subs, err = newSubscriptionStore(s.store, &s.cfg, notifies || s.claimer != nil); err != nil {
+		s.cancel()
 		return nil, err
 	}
-	s.ctx, s.cancel = context.WithCancel(context.Background())
 	s.sched.init(s.claimer != nil)
 	if err := s.recount(); err != nil {
+		s.cancel()
 		return nil, err
+	}
+	if notifies {
+		interval := opts.RefreshInterval
+		if interval <= 0 {
+			interval = DefaultRefreshInterval
+		}
+		s.loops.Add(1)
+		go s.follow(changes, interval)
 	}
 	go s.committer()
 	return s, nil

@@ -38,11 +38,19 @@ type SubscriptionStore struct {
 	mu   sync.RWMutex
 	byID map[string]Subscription
 	byPE map[string][]Subscription // partner\x00event → subscriptions
+	gen  uint64                    // counts this instance's creates and deletes (Refresh)
+	gone map[string]struct{}       // ids of subscriptions known to be deleted (changes.go)
+
+	// shared: other instances change the storage too (ChangeNotifier),
+	// so the index is reloaded (Refresh) on their changes.
+	shared    bool
+	refreshMu sync.Mutex    // one reload at a time
+	reloads   atomic.Uint64 // reloads begun
 }
 
-func newSubscriptionStore(store SubscriptionStorage, cfg *atomic.Pointer[settings]) (*SubscriptionStore, error) {
-	s := &SubscriptionStore{store: store, cfg: cfg, clock: cfg.Load().opts.Clock,
-		byID: map[string]Subscription{}, byPE: map[string][]Subscription{}}
+func newSubscriptionStore(store SubscriptionStorage, cfg *atomic.Pointer[settings], shared bool) (*SubscriptionStore, error) {
+	s := &SubscriptionStore{store: store, cfg: cfg, clock: cfg.Load().opts.Clock, shared: shared,
+		byID: map[string]Subscription{}, byPE: map[string][]Subscription{}, gone: map[string]struct{}{}}
 	subs, err := store.Subscriptions()
 	if err != nil {
 		return nil, fmt.Errorf("webhooks: loading subscriptions: %w", err)
@@ -155,11 +163,14 @@ func (s *SubscriptionStore) Create(ctx context.Context, partnerID, rawURL, event
 	if err != nil {
 		return Subscription{}, false, err
 	}
-	if created {
-		s.mu.Lock()
+	s.mu.Lock()
+	if _, ok := s.byID[sub.ID]; !ok {
+		// Created now, or by another instance sharing the storage and
+		// not reloaded yet.
 		s.add(sub)
-		s.mu.Unlock()
+		s.gen++
 	}
+	s.mu.Unlock()
 	return sub, created, nil
 }
 
@@ -210,6 +221,8 @@ func (s *SubscriptionStore) Delete(partnerID, id string) error {
 	}
 	s.mu.Lock()
 	s.remove(sub)
+	s.markGone(sub.ID)
+	s.gen++
 	s.mu.Unlock()
 	return nil
 }

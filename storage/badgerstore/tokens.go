@@ -121,6 +121,45 @@ func (s *tokenStore) UpdateSigningKeys(put []tokens.KeyRecord, del []string) err
 	})
 }
 
+func (s *tokenStore) AddStaticWebhookKeys(recs []tokens.StaticKeyRecord) error {
+	return update(s.db, func(txn *badger.Txn) error {
+		for _, r := range recs {
+			_, err := txn.Get([]byte(prefixStaticWebhookKey + r.Partner))
+			switch {
+			case err == nil:
+				continue
+			case !errors.Is(err, badger.ErrKeyNotFound):
+				return err
+			}
+			if err := setJSON(txn, prefixStaticWebhookKey+r.Partner, r); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+func (s *tokenStore) ReplaceCurrentKey(prev string, next tokens.KeyRecord) error {
+	return update(s.db, func(txn *badger.Txn) error {
+		var recs []tokens.KeyRecord
+		if err := eachJSON(txn, prefixSigningKey, func(r *tokens.KeyRecord) error { recs = append(recs, *r); return nil }); err != nil {
+			return err
+		}
+		if cur, ok := tokens.CurrentKey(recs, next.Alg); ok != (prev != "") || cur.KID != prev {
+			return tokens.ErrKeyChanged
+		}
+		for _, r := range recs {
+			if r.Alg == next.Alg && r.Retired.IsZero() && r.KID != next.KID {
+				r.Retired = next.Created
+				if err := setJSON(txn, prefixSigningKey+r.KID, r); err != nil {
+					return err
+				}
+			}
+		}
+		return setJSON(txn, prefixSigningKey+next.KID, next)
+	})
+}
+
 // prefixClientUsage keys the clients' last use (a JSON time), apart from
 // the client records so that noting a use never rewrites a client.
 const prefixClientUsage = "tok/client-used/"

@@ -2,12 +2,17 @@ package pgstore
 
 import (
 	"context"
+	"net/http"
+	"net/http/httptest"
+	"net/netip"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/fulfilgate/fulfilgate/storage/pgstore/pgtest"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/fulfilgate/fulfilgate/tokens"
 	"github.com/fulfilgate/fulfilgate/webhooks"
 )
 
@@ -83,4 +88,119 @@ func claimReq(t *testing.T, s *Store, req webhooks.ClaimRequest) []webhooks.Queu
 		t.Fatalf("Claim: %v", err)
 	}
 	return es
+}
+
+// coherentWithin bounds the wait for one instance to see another's change:
+// a bound on a hang, not a measure of speed (the 1 s promise is checked
+// end to end against the built binary).
+const coherentWithin = 20 * time.Second
+
+// waitUntil polls cond until it holds, failing t after coherentWithin.
+func waitUntil(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(coherentWithin)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: not within %s", what, coherentWithin)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// tokenInstance opens a token service on its own pool of dsn's database,
+// configured with cfg, closed when t ends. refresh is its periodic reload
+// interval (0: the default).
+func tokenInstance(t *testing.T, dsn string, cfg tokens.Config, refresh time.Duration) *tokens.Service {
+	t.Helper()
+	svc, err := tokens.Open(tokens.Options{Store: instance(t, dsn).Tokens(), RefreshInterval: refresh})
+	if err != nil {
+		t.Fatalf("opening a token service: %v", err)
+	}
+	t.Cleanup(func() { svc.Close() })
+	if err := svc.Configure(cfg); err != nil {
+		t.Fatalf("configuring a token service: %v", err)
+	}
+	return svc
+}
+
+// currentKID is the kid of svc's current signing key.
+func currentKID(svc *tokens.Service) string {
+	for _, k := range svc.Keys() {
+		if k.Current {
+			return k.KID
+		}
+	}
+	return ""
+}
+
+// issue authenticates creds on svc and returns a token for them.
+func issue(t *testing.T, svc *tokens.Service, creds tokens.Credentials) string {
+	t.Helper()
+	c, ok := svc.Authenticate(creds.ClientID, creds.ClientSecret)
+	if !ok {
+		t.Fatalf("client %s does not authenticate", creds.ClientID)
+	}
+	tok, err := svc.Token(c)
+	if err != nil {
+		t.Fatalf("issuing a token: %v", err)
+	}
+	return tok.AccessToken
+}
+
+// killListeners ends the LISTEN connections on dsn's database, as a
+// network failure or a server restart would.
+func killListeners(t *testing.T, pool *pgxpool.Pool) {
+	t.Helper()
+	var n int
+	err := pool.QueryRow(context.Background(), `SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity
+WHERE datname = current_database() AND query LIKE 'LISTEN %' AND pid <> pg_backend_pid()`).Scan(&n)
+	if err != nil || n == 0 {
+		t.Fatalf("terminating the listeners: %d ended, %v; want at least one", n, err)
+	}
+}
+
+// webhookInstance opens a webhook service (dispatcher not started: the
+// test drives it with RunDue) on its own pool of dsn's database, allowing
+// plain http to loopback receivers, closed when t ends. refresh is its
+// periodic reload interval (0: the default).
+func webhookInstance(t *testing.T, dsn string, refresh time.Duration) *webhooks.Service {
+	t.Helper()
+	svc, err := webhooks.New(webhooks.Options{
+		Storage: instance(t, dsn).Webhooks(), AllowHTTP: true, Timeout: 5 * time.Second, RefreshInterval: refresh,
+		Policy:     &webhooks.NetPolicy{Allow: []webhooks.AllowRule{{Networks: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}}}},
+		WebhookKey: func(string) ([]byte, error) { return []byte("partner-webhook-key-0123456789abcdef"), nil },
+	})
+	if err != nil {
+		t.Fatalf("opening a webhook service: %v", err)
+	}
+	t.Cleanup(func() { svc.Close() })
+	return svc
+}
+
+// countingReceiver is an HTTP server on 127.0.0.1 that answers 200 and
+// counts the requests it gets.
+type countingReceiver struct {
+	*httptest.Server
+	n atomic.Int64
+}
+
+func newCountingReceiver(t *testing.T) *countingReceiver {
+	t.Helper()
+	r := &countingReceiver{}
+	r.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { r.n.Add(1) }))
+	t.Cleanup(r.Close)
+	return r
+}
+
+// runDue has svc attempt every due delivery and returns how many it
+// attempted.
+func runDue(t *testing.T, svc *webhooks.Service) int {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	n, err := svc.RunDue(ctx)
+	if err != nil {
+		t.Fatalf("RunDue: %v", err)
+	}
+	return n
 }

@@ -318,8 +318,9 @@ func TestADeliveryForASubscriptionMadeOnAnotherInstanceIsNotDropped(t *testing.T
 }
 
 // TestADeliveryForASubscriptionDeletedOnAnotherInstanceIsDropped: the
-// subscription B never knew was deleted on A after A queued a delivery
-// for it: B drops the delivery.
+// subscription was deleted on A after A queued a delivery for it: once the
+// deletion has reached B (within a second: until then B may still send
+// it), B drops the delivery.
 func TestADeliveryForASubscriptionDeletedOnAnotherInstanceIsDropped(t *testing.T) {
 	dsn := migratedPool(t).Config().ConnString()
 	clock := &gatewayClock{now: t0}
@@ -331,6 +332,10 @@ func TestADeliveryForASubscriptionDeletedOnAnotherInstanceIsDropped(t *testing.T
 	if err := a.svc.Subscriptions().Delete("p1", sub.ID); err != nil {
 		t.Fatal(err)
 	}
+	waitUntil(t, "B learns of the deletion on A", func() bool {
+		_, err := b.svc.Subscriptions().Get("p1", sub.ID)
+		return err != nil
+	})
 	b.runDue(t)
 	if len(rcv.arrivals()) != 0 || b.obs.count(webhooks.OutcomeDropped) != 1 {
 		t.Fatalf("%d requests, %d dropped; want the delivery dropped, not sent", len(rcv.arrivals()), b.obs.count(webhooks.OutcomeDropped))

@@ -64,7 +64,7 @@ VALUES ($1, $2, $3, $4, $5, $6)`, sub.ID, sub.PartnerID, sub.Event, sub.Notifica
 			return err
 		}
 		stored, created = sub, true
-		return nil
+		return notify(ctx, tx, changeSubscriptions)
 	})
 	if errors.Is(err, webhooks.ErrLimit) {
 		return webhooks.Subscription{}, false, err
@@ -78,9 +78,16 @@ VALUES ($1, $2, $3, $4, $5, $6)`, sub.ID, sub.PartnerID, sub.Event, sub.Notifica
 func (ws *webhookStore) DeleteSubscription(partnerID, id string) (webhooks.Subscription, error) {
 	ctx, cancel := op()
 	defer cancel()
-	rows, _ := ws.s.pool.Query(ctx, `DELETE FROM subscriptions WHERE id = $1 AND partner_id = $2
+	var gone []webhooks.Subscription
+	err := ws.s.tx(ctx, func(tx pgx.Tx) error {
+		rows, _ := tx.Query(ctx, `DELETE FROM subscriptions WHERE id = $1 AND partner_id = $2
 RETURNING id, partner_id, event, notification_url, created_ns`, id, partnerID)
-	gone, err := pgx.CollectRows(rows, scanSubscription)
+		var err error
+		if gone, err = pgx.CollectRows(rows, scanSubscription); err != nil || len(gone) == 0 {
+			return err
+		}
+		return notify(ctx, tx, changeSubscriptions)
+	})
 	if err != nil {
 		return webhooks.Subscription{}, fmt.Errorf("deleting subscription %s: %w", id, err)
 	}

@@ -78,10 +78,12 @@ func queueClient(b *pgx.Batch, c tokens.ClientRecord) {
 		c.Hint, c.PrevHash, nanos(c.PrevUntil))
 }
 
-// batch sends b in a transaction.
-func (s *Store) batch(what string, b *pgx.Batch) error {
+// batch sends b in a transaction, with the notification of a change of
+// kind.
+func (s *Store) batch(what, kind string, b *pgx.Batch) error {
 	ctx, cancel := op()
 	defer cancel()
+	queueNotify(b, kind)
 	err := s.tx(ctx, func(tx pgx.Tx) error { return tx.SendBatch(ctx, b).Close() })
 	if err != nil {
 		return fmt.Errorf("%s: %w", what, err)
@@ -95,20 +97,20 @@ func (ts *tokenStore) CreatePartner(p tokens.PartnerRecord, clients ...tokens.Cl
 	for _, c := range clients {
 		queueClient(b, c)
 	}
-	return ts.s.batch("storing partner "+p.ID, b)
+	return ts.s.batch("storing partner "+p.ID, changePartners, b)
 }
 
 func (ts *tokenStore) PutPartner(p tokens.PartnerRecord) error {
 	b := &pgx.Batch{}
 	queuePartner(b, p)
-	return ts.s.batch("storing partner "+p.ID, b)
+	return ts.s.batch("storing partner "+p.ID, changePartners, b)
 }
 
 func (ts *tokenStore) DeletePartner(id string, clientIDs []string) error {
 	b := &pgx.Batch{}
 	b.Queue("DELETE FROM partners WHERE id = $1", id)
 	b.Queue("DELETE FROM clients WHERE id = ANY($1)", clientIDs)
-	return ts.s.batch("deleting partner "+id, b)
+	return ts.s.batch("deleting partner "+id, changePartners, b)
 }
 
 func (ts *tokenStore) StaticWebhookKeys() ([]tokens.StaticKeyRecord, error) {
@@ -135,7 +137,7 @@ func (ts *tokenStore) PutStaticWebhookKeys(recs []tokens.StaticKeyRecord) error 
 ON CONFLICT (partner_id) DO UPDATE SET webhook_key = excluded.webhook_key, created_ns = excluded.created_ns,
 	rotated_ns = excluded.rotated_ns`, k.Partner, k.WebhookKey, nanos(k.Created), nanos(k.Rotated))
 	}
-	return ts.s.batch("storing static partners' webhook keys", b)
+	return ts.s.batch("storing static partners' webhook keys", changePartners, b)
 }
 
 func (ts *tokenStore) Clients() ([]tokens.ClientRecord, error) {
@@ -161,7 +163,7 @@ FROM clients ORDER BY id`)
 func (ts *tokenStore) PutClient(c tokens.ClientRecord) error {
 	b := &pgx.Batch{}
 	queueClient(b, c)
-	return ts.s.batch("storing client "+c.ID, b)
+	return ts.s.batch("storing client "+c.ID, changePartners, b)
 }
 
 func (ts *tokenStore) SigningKeys() ([]tokens.KeyRecord, error) {
@@ -191,13 +193,66 @@ ON CONFLICT (kid) DO UPDATE SET alg = excluded.alg, material = excluded.material
 	if len(del) > 0 {
 		b.Queue("DELETE FROM signing_keys WHERE kid = ANY($1)", del)
 	}
-	return ts.s.batch("storing signing keys", b)
+	return ts.s.batch("storing signing keys", changeKeys, b)
+}
+
+func (ts *tokenStore) AddStaticWebhookKeys(recs []tokens.StaticKeyRecord) error {
+	b := &pgx.Batch{}
+	for _, k := range recs {
+		b.Queue(`INSERT INTO static_webhook_keys (partner_id, webhook_key, created_ns, rotated_ns) VALUES ($1, $2, $3, $4)
+ON CONFLICT (partner_id) DO NOTHING`, k.Partner, k.WebhookKey, nanos(k.Created), nanos(k.Rotated))
+	}
+	return ts.s.batch("storing static partners' webhook keys", changePartners, b)
+}
+
+// ReplaceCurrentKey serialises key creations across every instance with a
+// transaction-scoped advisory lock, so the check of the current key and
+// the write are one step.
+func (ts *tokenStore) ReplaceCurrentKey(prev string, next tokens.KeyRecord) error {
+	ctx, cancel := op()
+	defer cancel()
+	err := ts.s.tx(ctx, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, "SELECT pg_advisory_xact_lock(hashtextextended('fulfilgate signing keys', 0))"); err != nil {
+			return err
+		}
+		rows, _ := tx.Query(ctx, "SELECT kid, alg, created_ns, retired_ns FROM signing_keys WHERE alg = $1", next.Alg)
+		recs, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (tokens.KeyRecord, error) {
+			var k tokens.KeyRecord
+			var created, retired *int64
+			err := r.Scan(&k.KID, &k.Alg, &created, &retired)
+			k.Created, k.Retired = fromNanos(created), fromNanos(retired)
+			return k, err
+		})
+		if err != nil {
+			return err
+		}
+		if cur, ok := tokens.CurrentKey(recs, next.Alg); ok != (prev != "") || cur.KID != prev {
+			return tokens.ErrKeyChanged
+		}
+		if _, err := tx.Exec(ctx, "UPDATE signing_keys SET retired_ns = $1 WHERE alg = $2 AND retired_ns IS NULL AND kid <> $3",
+			nanos(next.Created), next.Alg, next.KID); err != nil {
+			return err
+		}
+		if _, err := tx.Exec(ctx, `INSERT INTO signing_keys (kid, alg, material, created_ns, retired_ns) VALUES ($1, $2, $3, $4, $5)
+ON CONFLICT (kid) DO UPDATE SET alg = excluded.alg, material = excluded.material, created_ns = excluded.created_ns,
+	retired_ns = excluded.retired_ns`, next.KID, next.Alg, next.Material, nanos(next.Created), nanos(next.Retired)); err != nil {
+			return err
+		}
+		return notify(ctx, tx, changeKeys)
+	})
+	if errors.Is(err, tokens.ErrKeyChanged) {
+		return err
+	}
+	if err != nil {
+		return fmt.Errorf("storing a new signing key: %w", err)
+	}
+	return nil
 }
 
 func (ts *tokenStore) DeleteClient(id string) error {
 	b := &pgx.Batch{}
 	b.Queue("DELETE FROM clients WHERE id = $1", id)
-	return ts.s.batch("deleting client "+id, b)
+	return ts.s.batch("deleting client "+id, changePartners, b)
 }
 
 func (ts *tokenStore) ClientUsage() (map[string]time.Time, error) {

@@ -17,7 +17,7 @@ import (
 // connection failures go to onError (may be nil) and the listener
 // reconnects, backing off up to 5 s. The channel is closed when ctx ends.
 func (s *Store) Wakeups(ctx context.Context, onError func(error)) (<-chan struct{}, error) {
-	conn, err := s.listen(ctx)
+	conn, err := s.listenOn(ctx, WakeChannel)
 	if err != nil {
 		return nil, err
 	}
@@ -26,16 +26,16 @@ func (s *Store) Wakeups(ctx context.Context, onError func(error)) (<-chan struct
 	return wake, nil
 }
 
-// listen opens a connection (not one of the pool's: it is held for as
-// long as the listener runs) listening on WakeChannel.
-func (s *Store) listen(ctx context.Context) (*pgx.Conn, error) {
+// listenOn opens a connection (not one of the pool's: it is held for as
+// long as the listener runs) listening on channel.
+func (s *Store) listenOn(ctx context.Context, channel string) (*pgx.Conn, error) {
 	conn, err := pgx.ConnectConfig(ctx, s.pool.Config().ConnConfig.Copy())
 	if err != nil {
-		return nil, fmt.Errorf("connecting the wake-up listener: %w", err)
+		return nil, fmt.Errorf("connecting the listener of %s: %w", channel, err)
 	}
-	if _, err := conn.Exec(ctx, "LISTEN "+pgx.Identifier{WakeChannel}.Sanitize()); err != nil {
+	if _, err := conn.Exec(ctx, "LISTEN "+pgx.Identifier{channel}.Sanitize()); err != nil {
 		conn.Close(context.WithoutCancel(ctx))
-		return nil, fmt.Errorf("listening for wake-ups: %w", err)
+		return nil, fmt.Errorf("listening on %s: %w", channel, err)
 	}
 	return conn, nil
 }
@@ -57,7 +57,7 @@ func (s *Store) wakeLoop(ctx context.Context, conn *pgx.Conn, wake chan struct{}
 			case <-time.After(backoff):
 			}
 			var err error
-			if conn, err = s.listen(ctx); err != nil {
+			if conn, err = s.listenOn(ctx, WakeChannel); err != nil {
 				if ctx.Err() != nil {
 					return
 				}

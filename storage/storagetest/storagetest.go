@@ -57,13 +57,16 @@ func Run(t *testing.T, open Opener) {
 }
 
 // Behaviours returns the contract's table: the token store's, the
-// subscriptions', the queue's, the dead letters', the delivered records',
-// the shared queue's claims (skipped by a backend that does not claim), the
-// feed store's, the feed lease's and the portal's.
+// signing keys', the subscriptions', the queue's, the dead letters', the
+// delivered records', the shared queue's claims (skipped by a backend that
+// does not claim), the feed store's, the feed lease's, the portal's and the
+// change notifications' (skipped by a backend that notifies none), and
+// the copy's reads and writes.
 func Behaviours() []Behaviour {
 	var all []Behaviour
-	for _, part := range [][]Behaviour{tokenBehaviours, subscriptionBehaviours, queueBehaviours,
-		deadLetterBehaviours, deliveredBehaviours, claimBehaviours, feedBehaviours, feedLeaseBehaviours, portalBehaviours, copyBehaviours} {
+	for _, part := range [][]Behaviour{tokenBehaviours, keyBehaviours, subscriptionBehaviours, queueBehaviours,
+		deadLetterBehaviours, deliveredBehaviours, claimBehaviours, feedBehaviours, feedLeaseBehaviours, portalBehaviours,
+		changeBehaviours, copyBehaviours} {
 		all = append(all, part...)
 	}
 	return all

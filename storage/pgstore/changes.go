@@ -1,0 +1,138 @@
+package pgstore
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/fulfilgate/fulfilgate/tokens"
+	"github.com/fulfilgate/fulfilgate/webhooks"
+)
+
+// ChangeChannel is the LISTEN/NOTIFY channel told, in the transaction of
+// every write to state the instances keep in memory, what it changed: the
+// payload is one of the change kinds below. PostgreSQL delivers it on
+// commit, and not at all on rollback.
+const ChangeChannel = "fulfilgate_changes"
+
+// Change kinds, the payloads on ChangeChannel.
+const (
+	changePartners      = "partners"      // partners, clients, static partners' webhook keys
+	changeKeys          = "keys"          // generated signing keys
+	changeSubscriptions = "subscriptions" // webhook subscriptions
+)
+
+// queueNotify adds the notification of a change of kind to b (sent in a
+// transaction).
+func queueNotify(b *pgx.Batch, kind string) {
+	b.Queue("SELECT pg_notify($1, $2)", ChangeChannel, kind)
+}
+
+// notify tells the listeners of ChangeChannel, on commit of tx, of a change
+// of kind.
+func notify(ctx context.Context, tx pgx.Tx, kind string) error {
+	if _, err := tx.Exec(ctx, "SELECT pg_notify($1, $2)", ChangeChannel, kind); err != nil {
+		return fmt.Errorf("notifying the change of %s: %w", kind, err)
+	}
+	return nil
+}
+
+// Changes implements tokens.ChangeNotifier.
+func (ts *tokenStore) Changes(ctx context.Context) (<-chan tokens.Change, error) {
+	return follow(ctx, ts.s, tokens.ChangeAll, func(kind string) tokens.Change {
+		switch kind {
+		case changePartners:
+			return tokens.ChangePartners
+		case changeKeys:
+			return tokens.ChangeKeys
+		}
+		return 0
+	})
+}
+
+// Changes implements webhooks.ChangeNotifier.
+func (ws *webhookStore) Changes(ctx context.Context) (<-chan webhooks.Change, error) {
+	return follow(ctx, ws.s, webhooks.ChangeAll, func(kind string) webhooks.Change {
+		if kind == changeSubscriptions {
+			return webhooks.ChangeSubscriptions
+		}
+		return 0
+	})
+}
+
+// follow listens on ChangeChannel on a connection of its own until ctx
+// ends, and returns once the first LISTEN is in place. The channel (one
+// value buffered; kinds arriving while it is full are merged into it)
+// receives of(payload) for each notification whose kind of is not 0, and
+// all after each reconnection, since notifications sent while the listener
+// was away are lost. Connection failures go to the store's OnError; the
+// listener reconnects, backing off up to 5 s. The channel is closed when
+// ctx ends.
+func follow[C ~uint8](ctx context.Context, s *Store, all C, of func(kind string) C) (<-chan C, error) {
+	conn, err := s.listenOn(ctx, ChangeChannel)
+	if err != nil {
+		return nil, err
+	}
+	out := make(chan C, 1)
+	go func() {
+		defer close(out)
+		send := func(c C) {
+			// The only sender: when the buffer is full, merge with what
+			// waits there (or, if the reader took it meanwhile, send
+			// alone).
+			select {
+			case out <- c:
+			default:
+				select {
+				case prev := <-out:
+					out <- prev | c
+				default:
+					out <- c
+				}
+			}
+		}
+		backoff := 100 * time.Millisecond
+		for {
+			for conn == nil {
+				select {
+				case <-ctx.Done():
+					return
+				case <-time.After(backoff):
+				}
+				if conn, err = s.listenOn(ctx, ChangeChannel); err != nil {
+					if ctx.Err() != nil {
+						return
+					}
+					s.reportError(err)
+					backoff = min(2*backoff, 5*time.Second)
+					continue
+				}
+				backoff = 100 * time.Millisecond
+				send(all)
+			}
+			n, err := conn.WaitForNotification(ctx)
+			if err == nil {
+				if c := of(n.Payload); c != 0 {
+					send(c)
+				}
+				continue
+			}
+			conn.Close(context.WithoutCancel(ctx))
+			conn = nil
+			if ctx.Err() != nil {
+				return
+			}
+			s.reportError(fmt.Errorf("change listener: %w", err))
+		}
+	}()
+	return out, nil
+}
+
+// reportError hands an error of background work to OnError's function.
+func (s *Store) reportError(err error) {
+	if s.onError != nil {
+		s.onError(err)
+	}
+}
