@@ -178,12 +178,21 @@ func startGateway(t testing.TB, caddyfile string, env ...string) *gateway {
 
 func (g *gateway) start() {
 	g.t.Helper()
+	if err := g.tryStart(); err != nil {
+		g.t.Fatalf("%v\n%s", err, g.Logs)
+	}
+}
+
+// tryStart runs the process and waits until its admin endpoint answers; it
+// returns an error when the process exits first or takes over 30 s (the
+// process is then killed).
+func (g *gateway) tryStart() error {
 	g.cmd = exec.Command(caddyBin, "run", "--config", "Caddyfile", "--adapter", "caddyfile")
 	g.cmd.Dir = g.Dir
 	g.cmd.Env = append(os.Environ(), g.Env...)
 	g.cmd.Stdout, g.cmd.Stderr = g.Logs, g.Logs
 	if err := g.cmd.Start(); err != nil {
-		g.t.Fatal(err)
+		return err
 	}
 	g.done = make(chan struct{})
 	go func() { g.waitErr = g.cmd.Wait(); close(g.done) }()
@@ -191,18 +200,19 @@ func (g *gateway) start() {
 	for {
 		select {
 		case <-g.done:
-			g.t.Fatalf("caddy exited during start-up: %v\n%s", g.waitErr, g.Logs)
+			return fmt.Errorf("caddy exited during start-up: %v", g.waitErr)
 		default:
 		}
 		resp, err := http.Get("http://" + g.Admin + "/config/")
 		if err == nil {
 			resp.Body.Close()
 			if resp.StatusCode == http.StatusOK {
-				return
+				return nil
 			}
 		}
 		if time.Now().After(deadline) {
-			g.t.Fatalf("caddy did not start within 30s\n%s", g.Logs)
+			g.Kill9()
+			return errors.New("caddy did not start within 30s")
 		}
 		time.Sleep(50 * time.Millisecond)
 	}

@@ -229,3 +229,21 @@ func (r *receiver) await(t *testing.T, n int, what string) {
 		}
 	}
 }
+
+// awaitFrom receives n arrivals from r, all from instance from: an
+// arrival from another instance fails t, as does waiting longer than
+// within.
+func (r *receiver) awaitFrom(t *testing.T, from string, n int, what string) {
+	t.Helper()
+	deadline := time.After(within)
+	for i := 0; i < n; i++ {
+		select {
+		case a := <-r.in:
+			if a.from != from {
+				t.Fatalf("%s: a request from %s (%s) arrived, want only %s's", what, a.from, a.id, from)
+			}
+		case <-deadline:
+			t.Fatalf("%s: %d of %d requests from %s arrived within %s", what, i, n, from, within)
+		}
+	}
+}

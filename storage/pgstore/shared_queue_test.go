@@ -195,9 +195,14 @@ func TestAStoppedInstanceReleasesWhatItHeld(t *testing.T) {
 // and attempts it. A's attempt fails while B's is in flight: A's retry must
 // not be recorded (it would move the delivery from under B's claim and have
 // it attempted again after B's success).
+//
+// Only B's clock moves past the lease: A's stays at the time A claimed, so
+// A's dispatcher (polling on its own) never finds the delivery due again
+// and claims it before B does. To A its lease still holds; whose claim
+// counts is the database's to say.
 func TestAnInstanceThatLostItsLeaseDoesNotSettleOverTheOthersClaim(t *testing.T) {
 	dsn := migratedPool(t).Config().ConnString()
-	clock := &gatewayClock{now: t0}
+	clockA, clockB := &gatewayClock{now: t0}, &gatewayClock{now: t0}
 	letA, letB := make(chan struct{}), make(chan struct{})
 	rcv := newSharedReceiver(t, func(from string) int {
 		if from == "A" {
@@ -215,16 +220,16 @@ func TestAnInstanceThatLostItsLeaseDoesNotSettleOverTheOthersClaim(t *testing.T)
 	// A renews its leases every attempt timeout of real time: an hour, so
 	// never during the test.
 	tune := func(o *webhooks.Options) { o.Timeout = time.Hour }
-	a := newGateway(t, dsn, "A", clock, tune)
+	a := newGateway(t, dsn, "A", clockA, tune)
 	a.subscribe(t, "p1", rcv.URL)
-	b := newGateway(t, dsn, "B", clock, tune)
+	b := newGateway(t, dsn, "B", clockB, tune)
 	a.publish(t, "p1", "e1")
 	a.svc.Start()
-	rcv.await(t, 1, "A's attempt")
-	clock.Advance(3*time.Hour + time.Second) // A's lease ran out
+	rcv.awaitFrom(t, "A", 1, "A's attempt")
+	clockB.Advance(3*time.Hour + time.Second) // A's lease ran out
 	attemptsB := make(chan int, 1)
 	go func() { n, _ := b.svc.RunDue(context.Background()); attemptsB <- n }()
-	rcv.await(t, 1, "B's attempt")
+	rcv.awaitFrom(t, "B", 1, "B's attempt")
 	freeA()
 	waitOutcomes(t, a, 1)
 	if got := a.obs.count(webhooks.OutcomeFailure); got != 1 {
@@ -236,6 +241,9 @@ func TestAnInstanceThatLostItsLeaseDoesNotSettleOverTheOthersClaim(t *testing.T)
 	}
 	if q, d := b.depth(t); q != 0 || d != 0 {
 		t.Fatalf("after A's late failure and B's success: %d queued, %d dead; want none: B held the claim, B's outcome counts", q, d)
+	}
+	if na, nb := len(rcv.perID("A")), len(rcv.perID("B")); na != 1 || nb != 1 {
+		t.Fatalf("A sent %d requests and B %d, want one each: the delivery is attempted again by nobody", na, nb)
 	}
 }
 

@@ -37,6 +37,7 @@ type Cluster struct {
 	password string
 	postgres string              // the server binary
 	cred     *syscall.Credential // the user it runs as (nil: this process's)
+	durable  bool                // fsync and full-page writes on (Start with Durable)
 	cmd      *exec.Cmd
 	exited   chan struct{} // closed when the server process has exited
 	waitErr  error         // the server's exit, set before exited is closed
@@ -46,7 +47,7 @@ type Cluster struct {
 // its server. initdb and postgres refuse to run as root, so when the tests
 // run as root both run as the postgres user (which Debian's package
 // creates), owning the directory.
-func startCluster(bins binaries) (_ *Cluster, err error) {
+func startCluster(bins binaries, durable bool) (_ *Cluster, err error) {
 	cred, err := serverCredential()
 	if err != nil {
 		return nil, err
@@ -55,7 +56,7 @@ func startCluster(bins binaries) (_ *Cluster, err error) {
 	if err != nil {
 		return nil, err
 	}
-	c := &Cluster{dir: dir, postgres: bins.postgres, cred: cred}
+	c := &Cluster{dir: dir, postgres: bins.postgres, cred: cred, durable: durable}
 	defer func() {
 		if err != nil {
 			c.Stop()
@@ -98,12 +99,18 @@ func (c *Cluster) start() error {
 		return fmt.Errorf("opening the server log: %w", err)
 	}
 	defer logFile.Close()
-	// The settings favour speed over durability (the cluster is thrown away)
-	// and leave room for several gateway instances' pools.
+	// The settings favour speed over durability (the cluster is thrown away),
+	// unless it is durable (for benchmarks: every commit is flushed to disk,
+	// as in production), and leave room for several gateway instances' pools.
+	flush := "off"
+	if c.durable {
+		flush = "on"
+	}
 	c.cmd = exec.Command(c.postgres, "-D", filepath.Join(c.dir, "data"), "-k", c.dir, "-p", strconv.Itoa(port),
 		"-c", "listen_addresses=",
-		"-c", "fsync=off",
-		"-c", "full_page_writes=off",
+		"-c", "fsync="+flush,
+		"-c", "full_page_writes="+flush,
+		"-c", "synchronous_commit=on",
 		"-c", "shared_buffers=32MB",
 		"-c", "max_connections=300",
 		"-c", "log_min_messages=warning")

@@ -51,7 +51,7 @@ func Run(m *testing.M) int {
 		fmt.Fprintln(os.Stderr, "pgtest: "+skipReason)
 		return m.Run()
 	}
-	cluster, err = startCluster(bins)
+	cluster, err = startCluster(bins, false)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "pgtest: starting PostgreSQL: %v\n", err)
 		return 1
@@ -111,7 +111,7 @@ func NewCluster(t testing.TB) *Cluster {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, err := startCluster(bins)
+	c, err := startCluster(bins, false)
 	if err != nil {
 		t.Fatalf("pgtest: starting a cluster: %v", err)
 	}
