@@ -5,6 +5,9 @@
 //
 //   - storage/badgerstore: Badger, embedded, the default (one process per
 //     data directory);
+//   - storage/pgstore: PostgreSQL, for several gateway instances;
+//   - storage/transfer: the copy of a whole state from one backend to
+//     another (export and import, a stream of JSON lines);
 //   - storage/storagetest: the contract every backend passes, one table of
 //     behaviours run against each.
 //

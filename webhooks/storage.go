@@ -153,6 +153,21 @@ type DeadLetterStorage interface {
 	// PurgeDead deletes at most limit dead letters that expired at or
 	// before now, soonest first, and returns how many.
 	PurgeDead(now time.Time, limit int) (int, error)
+	// LoadDead stores dead letters as they are, in as few transactions as
+	// it can: the import of dead letters copied from another store into
+	// one that holds none of their ids.
+	LoadDead(letters []DeadLetter) error
+}
+
+// DeadLetter is one stored dead letter: its encoded record and the fields
+// beside it a backend may index on (DeadLetterOf reads them from the
+// record).
+type DeadLetter struct {
+	ID             string
+	PartnerID      string
+	SubscriptionID string
+	Expires        time.Time // when it is purged
+	Record         []byte
 }
 
 // DeliveredStorage keeps recently delivered deliveries for the partners'

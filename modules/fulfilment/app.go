@@ -87,15 +87,9 @@ func (*App) CaddyModule() caddy.ModuleInfo {
 func (a *App) Provision(ctx caddy.Context) error {
 	a.ctx = ctx
 	a.logger = ctx.Logger()
-	a.dir = a.DataDir
-	if a.dir == "" {
-		a.dir = defaultDataDir()
+	if err := a.provisionDataDir(); err != nil {
+		return err
 	}
-	abs, err := filepath.Abs(a.dir)
-	if err != nil {
-		return fmt.Errorf("data_dir %q: %w", a.dir, err)
-	}
-	a.dir = abs
 	if err := a.provisionStorage(ctx); err != nil {
 		return err
 	}
@@ -136,6 +130,21 @@ func (a *App) checkRoutes(ctx caddy.Context) error {
 	if len(f.errors) > 0 {
 		return errors.New(strings.Join(f.errors, "; "))
 	}
+	return nil
+}
+
+// provisionDataDir sets the absolute data directory (default: under
+// Caddy's app data directory).
+func (a *App) provisionDataDir() error {
+	a.dir = a.DataDir
+	if a.dir == "" {
+		a.dir = defaultDataDir()
+	}
+	abs, err := filepath.Abs(a.dir)
+	if err != nil {
+		return fmt.Errorf("data_dir %q: %w", a.dir, err)
+	}
+	a.dir = abs
 	return nil
 }
 

@@ -39,6 +39,7 @@ type Stores interface {
 	Tokens() tokens.Store
 	Webhooks() webhooks.Storage
 	Feed(name string) feed.Store
+	feed.Catalog
 	Portal() portal.Store
 	Close() error
 }

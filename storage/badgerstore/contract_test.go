@@ -30,10 +30,11 @@ func open(t *testing.T, dir string) storagetest.Backend {
 func backend(t *testing.T, dir string, db *badger.DB) storagetest.Backend {
 	s := badgerstore.New(db)
 	return storagetest.Backend{
-		Tokens:   s.Tokens(),
-		Webhooks: s.Webhooks(),
-		Feed:     func(name string) feed.Store { return s.Feed(name) },
-		Portal:   s.Portal(),
+		Tokens:    s.Tokens(),
+		Webhooks:  s.Webhooks(),
+		Feed:      func(name string) feed.Store { return s.Feed(name) },
+		FeedNames: s.FeedNames,
+		Portal:    s.Portal(),
 		Reopen: func(t *testing.T) storagetest.Backend {
 			t.Helper()
 			if err := db.Close(); err != nil {
@@ -46,4 +47,9 @@ func backend(t *testing.T, dir string, db *badger.DB) storagetest.Backend {
 
 func TestContract(t *testing.T) {
 	storagetest.Run(t, func(t *testing.T) storagetest.Backend { return open(t, t.TempDir()) })
+}
+
+func TestTransferBadgerToBadger(t *testing.T) {
+	fresh := func(t *testing.T) storagetest.Backend { return open(t, t.TempDir()) }
+	storagetest.RunTransfer(t, fresh, fresh)
 }

@@ -15,10 +15,11 @@ func backend(t *testing.T, dsn string) storagetest.Backend {
 	pool := openPool(t, dsn)
 	s := New(pool)
 	return storagetest.Backend{
-		Tokens:   s.Tokens(),
-		Webhooks: s.Webhooks(),
-		Feed:     func(name string) feed.Store { return s.Feed(name) },
-		Portal:   s.Portal(),
+		Tokens:    s.Tokens(),
+		Webhooks:  s.Webhooks(),
+		Feed:      func(name string) feed.Store { return s.Feed(name) },
+		FeedNames: s.FeedNames,
+		Portal:    s.Portal(),
 		Reopen: func(t *testing.T) storagetest.Backend {
 			t.Helper()
 			pool.Close()
@@ -35,4 +36,9 @@ func TestContract(t *testing.T) {
 	storagetest.Run(t, func(t *testing.T) storagetest.Backend {
 		return backend(t, migratedPool(t).Config().ConnString())
 	})
+}
+
+func TestTransferPostgresToPostgres(t *testing.T) {
+	fresh := func(t *testing.T) storagetest.Backend { return backend(t, migratedPool(t).Config().ConnString()) }
+	storagetest.RunTransfer(t, fresh, fresh)
 }

@@ -23,6 +23,8 @@ type Backend struct {
 	Webhooks webhooks.Storage
 	// Feed returns the store of the feed name.
 	Feed func(name string) feed.Store
+	// FeedNames lists the feeds with stored state (feed.Catalog).
+	FeedNames func() ([]string, error)
 	// Portal is the partner portal's store.
 	Portal portal.Store
 	// Reopen closes the stores and opens them again on the same data, as a
@@ -58,12 +60,13 @@ func Run(t *testing.T, open Opener) {
 // signing keys', the subscriptions', the queue's, the dead letters', the
 // delivered records', the shared queue's claims (skipped by a backend that
 // does not claim), the feed store's, the feed lease's, the portal's and the
-// change notifications' (skipped by a backend that notifies none).
+// change notifications' (skipped by a backend that notifies none), and
+// the copy's reads and writes.
 func Behaviours() []Behaviour {
 	var all []Behaviour
 	for _, part := range [][]Behaviour{tokenBehaviours, keyBehaviours, subscriptionBehaviours, queueBehaviours,
 		deadLetterBehaviours, deliveredBehaviours, claimBehaviours, feedBehaviours, feedLeaseBehaviours, portalBehaviours,
-		changeBehaviours} {
+		changeBehaviours, copyBehaviours} {
 		all = append(all, part...)
 	}
 	return all

@@ -29,6 +29,18 @@ type Store interface {
 	Commit(w webhooks.TxWrites) error
 	// ForgetSeen deletes every seen marker of the feed.
 	ForgetSeen() error
+	// ScanSeen calls fn with each seen marker that has not expired: the
+	// change id and when the marker expires, in change id order, until fn
+	// returns an error.
+	ScanSeen(fn func(changeID string, until time.Time) error) error
+}
+
+// Catalog lists the feeds a backend keeps state for (a cursor, seen
+// markers or rejected changes), whether or not the configuration still
+// names them.
+type Catalog interface {
+	// FeedNames returns the names, sorted.
+	FeedNames() ([]string, error)
 }
 
 // PageWrites are the writes that record (part of) a processed batch.

@@ -31,19 +31,21 @@ func init() {
 	caddycmd.RegisterCommand(caddycmd.Command{
 		Name:  "fulfilment",
 		Usage: "<command> [flags]",
-		Short: "Manages partners, webhooks and feeds of a running Fulfilgate server",
+		Short: "Manages partners, webhooks and feeds of a running Fulfilgate server, and its storage",
 		Long: `
 Manages a running Fulfilgate gateway through its admin API: partners and
 their clients and keys, signing keys, webhook deliveries and change feeds.
+The storage commands (migrate, export, import) open the storage themselves,
+while no gateway runs on it; see their help.
 
-Every subcommand talks to the admin endpoint of the running server, found
+Every other subcommand talks to the admin endpoint of the running server, found
 as Caddy's own commands find it: the --address flag; else the admin address
 of the --config file; else $FULFILGATE_ADMIN; else the admin address of the
 Caddyfile in the current directory; else localhost:2019.
 Secrets are printed once, when they are created or rotated.`,
 		CobraFunc: func(cmd *cobra.Command) {
 			cmd.PersistentFlags().String("address", "", "The address of the running server's admin API")
-			cmd.PersistentFlags().StringP("config", "c", "", "Configuration file, to find the admin address")
+			cmd.PersistentFlags().StringP("config", "c", "", "Configuration file, to find the admin address (or the storage)")
 			cmd.PersistentFlags().StringP("adapter", "a", "", "Name of config adapter to apply (with --config)")
 			cmd.PersistentFlags().StringP("output", "o", "json", "Output format: json, or table for people")
 			for _, add := range cliCommands {

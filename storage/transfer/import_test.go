@@ -1,0 +1,86 @@
+package transfer_test
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/fulfilgate/fulfilgate/storage/storagetest"
+	"github.com/fulfilgate/fulfilgate/storage/transfer"
+	"github.com/fulfilgate/fulfilgate/tokens"
+)
+
+// sampleExport is the export of a Badger store holding a pepper and one
+// partner.
+func sampleExport(t *testing.T) []byte {
+	t.Helper()
+	b := openBadger(t, t.TempDir())
+	if _, err := b.Tokens.Pepper(func() ([]byte, error) { return []byte("a pepper"), nil }); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Tokens.CreatePartner(tokens.PartnerRecord{ID: "partner-a", WebhookKey: "k"}); err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	if _, err := transfer.Export(&out, storagetest.Stores(b), "badger", time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	return out.Bytes()
+}
+
+// importInto imports stream into a fresh Badger store and returns the
+// error and how many partners the store holds after.
+func importInto(t *testing.T, stream []byte) (error, int) {
+	t.Helper()
+	b := openBadger(t, t.TempDir())
+	_, _, err := transfer.Import(bytes.NewReader(stream), storagetest.Stores(b))
+	ps, perr := b.Tokens.Partners()
+	if perr != nil {
+		t.Fatal(perr)
+	}
+	return err, len(ps)
+}
+
+func TestImportRefusesADamagedStreamAndWritesNothing(t *testing.T) {
+	good := sampleExport(t)
+	lines := strings.SplitAfter(string(good), "\n")
+	cut := strings.Join(lines[:len(lines)-2], "") // without the end line
+	for name, c := range map[string]struct{ stream, want string }{
+		"cut short":     {cut, "no end line"},
+		"a line lost":   {strings.Replace(string(good), lines[2], "", 1), "counts"},
+		"newer format":  {strings.Replace(string(good), `"version":1`, `"version":2`, 1), "format version 2"},
+		"not an export": {`{"type":"partner","id":"x"}` + "\n", "want the header"},
+		"unknown line":  {strings.Replace(string(good), lines[2], `{"type":"wormhole"}`+"\n", 1), `unknown line type "wormhole"`},
+		"not JSON":      {strings.Replace(string(good), lines[2], "partner-a\n", 1), "not a JSON object"},
+		"empty":         {"", "empty"},
+	} {
+		err, partners := importInto(t, []byte(c.stream))
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: Import = %v, want an error saying %q", name, err, c.want)
+		}
+		if partners != 0 {
+			t.Errorf("%s: the refused import stored %d partners, want none", name, partners)
+		}
+	}
+	if err, partners := importInto(t, good); err != nil || partners != 1 {
+		t.Fatalf("the undamaged stream: Import = %v with %d partners, want it imported", err, partners)
+	}
+}
+
+func TestExportNeverCreatesAPepper(t *testing.T) {
+	b := openBadger(t, t.TempDir())
+	var out bytes.Buffer
+	if _, err := transfer.Export(&out, storagetest.Stores(b), "badger", time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(out.String(), `"type":"pepper"`) {
+		t.Errorf("the export of an empty store has a pepper line:\n%s", out.String())
+	}
+	if _, err := b.Tokens.Pepper(func() ([]byte, error) { return []byte("generated now"), nil }); err != nil {
+		t.Fatal(err)
+	}
+	if p, _ := b.Tokens.Pepper(nil); string(p) != "generated now" {
+		t.Errorf("after the export the store's pepper is %q, want none stored by the export", p)
+	}
+}
