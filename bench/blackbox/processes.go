@@ -6,71 +6,35 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
-	"path/filepath"
-	"syscall"
 	"time"
+
+	"github.com/fulfilgate/fulfilgate/bench/internal/benchgw"
 )
 
 // process is a running Caddy process of the benchmark (the gateway, maybe
 // under valgrind, or the simulator), with its log file.
-type process struct {
-	cmd  *exec.Cmd
-	log  string
-	done chan struct{}
-}
+type process struct{ *benchgw.Process }
 
 // startCaddy runs bin with the Caddyfile cf in dir (its HOME and XDG dirs
 // too, so nothing is written outside it). With wrapper, bin runs under
 // that command (valgrind and its options). env is added to the
 // environment. The process dies with the benchmark.
 func startCaddy(bin, dir, name, cf string, wrapper []string, env ...string) (*process, error) {
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return nil, err
-	}
-	if err := os.WriteFile(filepath.Join(dir, name+".Caddyfile"), []byte(cf), 0o600); err != nil {
-		return nil, err
-	}
-	logPath := filepath.Join(dir, name+".log")
-	logs, err := os.Create(logPath)
+	p, err := benchgw.Caddy{Bin: bin, Dir: dir, Config: cf, ConfigName: name + ".Caddyfile", LogName: name + ".log",
+		Wrapper: wrapper, Env: env}.Start()
 	if err != nil {
-		return nil, err
-	}
-	defer logs.Close()
-	args := append(append([]string{}, wrapper...), bin, "run", "--config", name+".Caddyfile", "--adapter", "caddyfile")
-	cmd := exec.Command(args[0], args[1:]...)
-	cmd.Dir = dir
-	cmd.Env = append(append(os.Environ(), "HOME="+dir, "XDG_DATA_HOME="+dir, "XDG_CONFIG_HOME="+dir), env...)
-	cmd.Stdout, cmd.Stderr = logs, logs
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("starting %s: %w", name, err)
 	}
-	p := &process{cmd: cmd, log: logPath, done: make(chan struct{})}
-	go func() { _ = cmd.Wait(); close(p.done) }()
-	return p, nil
+	return &process{p}, nil
 }
 
-func (p *process) pid() int { return p.cmd.Process.Pid }
+func (p *process) pid() int { return p.Pid() }
 
 // stop interrupts the process and waits for it (killing it after a while).
-func (p *process) stop() {
-	_ = p.cmd.Process.Signal(os.Interrupt)
-	select {
-	case <-p.done:
-	case <-time.After(30 * time.Second):
-		_ = p.cmd.Process.Kill()
-		<-p.done
-	}
-}
+func (p *process) stop() { p.Stop(30 * time.Second) }
 
 // logTail is the end of the process's log, for error messages.
-func (p *process) logTail() string {
-	b, _ := os.ReadFile(p.log)
-	if len(b) > 4000 {
-		b = b[len(b)-4000:]
-	}
-	return string(b)
-}
+func (p *process) logTail() string { return p.LogTail(4000) }
 
 // waitStatus polls url with GET until it answers status, the process
 // exits, or within passes.
@@ -86,7 +50,7 @@ func (p *process) waitStatus(url string, status int, within time.Duration) error
 			err = fmt.Errorf("status %d", resp.StatusCode)
 		}
 		select {
-		case <-p.done:
+		case <-p.Done:
 			return fmt.Errorf("%s exited:\n%s", url, p.logTail())
 		default:
 		}

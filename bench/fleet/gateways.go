@@ -5,11 +5,8 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/fulfilgate/fulfilgate/bench/internal/benchgw"
@@ -78,9 +75,7 @@ type gateway struct {
 	name         string
 	base, ingest string // http://127.0.0.1:<port>
 	admin        string // 127.0.0.1:<port>
-	dir          string
-	cmd          *exec.Cmd
-	done         chan struct{}
+	*benchgw.Process
 }
 
 // startGateway runs bin on a fresh directory under root, with the state in
@@ -95,32 +90,15 @@ func startGateway(bin, root, name, dsn, srcURL string) (*gateway, error) {
 		return nil, err
 	}
 	dir := filepath.Join(root, name)
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return nil, err
-	}
-	cf := caddyfile(storage, ports[0], ports[1], ports[2], srcURL)
-	if err := os.WriteFile(filepath.Join(dir, "Caddyfile"), []byte(cf), 0o600); err != nil {
-		return nil, err
-	}
-	logs, err := os.Create(filepath.Join(dir, "log"))
+	proc, err := benchgw.Caddy{Bin: bin, Dir: dir, Config: caddyfile(storage, ports[0], ports[1], ports[2], srcURL),
+		ConfigName: "Caddyfile", LogName: "log", Env: []string{"DATA=" + filepath.Join(dir, "data"), "FULFILGATE_DATABASE_URL=" + dsn}}.Start()
 	if err != nil {
-		return nil, err
-	}
-	defer logs.Close()
-	cmd := exec.Command(bin, "run", "--config", "Caddyfile", "--adapter", "caddyfile")
-	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "HOME="+dir, "XDG_DATA_HOME="+dir, "XDG_CONFIG_HOME="+dir, "DATA="+filepath.Join(dir, "data"),
-		"FULFILGATE_DATABASE_URL="+dsn)
-	cmd.Stdout, cmd.Stderr = logs, logs
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("starting %s: %w", name, err)
 	}
-	g := &gateway{name: name, dir: dir, cmd: cmd, done: make(chan struct{}),
+	g := &gateway{Process: proc, name: name,
 		base:   fmt.Sprintf("http://127.0.0.1:%d", ports[0]),
 		ingest: fmt.Sprintf("http://127.0.0.1:%d", ports[1]),
 		admin:  fmt.Sprintf("127.0.0.1:%d", ports[2])}
-	go func() { _ = cmd.Wait(); close(g.done) }()
 	deadline := time.Now().Add(60 * time.Second)
 	for {
 		_, err := benchgw.FetchToken(g.base + "/api/auth/token")
@@ -128,7 +106,7 @@ func startGateway(bin, root, name, dsn, srcURL string) (*gateway, error) {
 			return g, nil
 		}
 		select {
-		case <-g.done:
+		case <-g.Done:
 			return nil, fmt.Errorf("%s exited at start:\n%s", name, g.logTail())
 		default:
 		}
@@ -141,24 +119,10 @@ func startGateway(bin, root, name, dsn, srcURL string) (*gateway, error) {
 }
 
 // stop interrupts the process and waits for it (killing it after 30 s).
-func (g *gateway) stop() {
-	_ = g.cmd.Process.Signal(os.Interrupt)
-	select {
-	case <-g.done:
-	case <-time.After(30 * time.Second):
-		_ = g.cmd.Process.Kill()
-		<-g.done
-	}
-}
+func (g *gateway) stop() { g.Stop(30 * time.Second) }
 
 // logTail is the end of the gateway's log, for error messages.
-func (g *gateway) logTail() string {
-	b, _ := os.ReadFile(filepath.Join(g.dir, "log"))
-	if len(b) > 1000 {
-		b = b[len(b)-1000:]
-	}
-	return string(b)
-}
+func (g *gateway) logTail() string { return g.LogTail(1000) }
 
 // subscribe subscribes the benchmark partner to event at each target.
 func (g *gateway) subscribe(event string, targets []string) error {

@@ -37,6 +37,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/fulfilgate/fulfilgate/bench/internal/benchgw"
 	"github.com/fulfilgate/fulfilgate/bench/internal/procstat"
 	"github.com/fulfilgate/fulfilgate/storage/pgstore/pgtest"
 	"github.com/fulfilgate/fulfilgate/webhooks"
@@ -219,7 +220,7 @@ func throughput(r *result, gws []*gateway, sinks []*sink) error {
 	r.deliveries = want
 	var cpu0 []time.Duration
 	for _, g := range gws {
-		c, _ := procstat.ProcessCPU(g.cmd.Process.Pid).Read()
+		c, _ := procstat.ProcessCPU(g.Pid()).Read()
 		cpu0 = append(cpu0, c)
 	}
 	var prof chan error
@@ -269,7 +270,7 @@ func throughput(r *result, gws []*gateway, sinks []*sink) error {
 		}
 		return n
 	}
-	if !waitFor(total, int64(want)) {
+	if !benchgw.WaitFor(total, int64(want)) {
 		return fmt.Errorf("stalled: %d of %d deliveries after a minute without progress", total(), want)
 	}
 	el := time.Since(t0)
@@ -290,7 +291,7 @@ func throughput(r *result, gws []*gateway, sinks []*sink) error {
 	r.acked = time.Since(t0)
 	var cpu time.Duration
 	for i, g := range gws {
-		c, err := procstat.ProcessCPU(g.cmd.Process.Pid).Read()
+		c, err := procstat.ProcessCPU(g.Pid()).Read()
 		if err == nil {
 			cpu += c - cpu0[i]
 		}
@@ -319,7 +320,7 @@ func latency(r *result, src *feedSource, lat *sink) error {
 		src.add(fmt.Sprintf("OB-%d", i))
 	}
 	tick.Stop()
-	if !waitFor(lat.unique, int64(total)) {
+	if !benchgw.WaitFor(lat.unique, int64(total)) {
 		return fmt.Errorf("latency run stalled at %d of %d changes", lat.unique(), total)
 	}
 	var d []time.Duration
@@ -429,24 +430,6 @@ func cpuProfile(g *gateway, path string, seconds int) error {
 	defer f.Close()
 	_, err = io.Copy(f, resp.Body)
 	return err
-}
-
-// waitFor waits until count() reaches want; false after a minute without
-// progress.
-func waitFor(count func() int64, want int64) bool {
-	last, lastChange := count(), time.Now()
-	for {
-		c := count()
-		if c >= want {
-			return true
-		}
-		if c != last {
-			last, lastChange = c, time.Now()
-		} else if time.Since(lastChange) > time.Minute {
-			return false
-		}
-		time.Sleep(2 * time.Millisecond)
-	}
 }
 
 // sink is a receiver on 127.0.0.1 that answers 200 and records each

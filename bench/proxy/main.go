@@ -216,41 +216,21 @@ func session(caddyBin, dir string, rounds int, duration time.Duration, workers i
 	for i, name := range servers {
 		port[name] = free[i]
 	}
-	if err := os.WriteFile(filepath.Join(dir, "Caddyfile"), []byte(benchCaddyfile(port, dir)), 0o600); err != nil {
-		return nil, err
-	}
-	logs, err := os.Create(filepath.Join(dir, "caddy.log"))
+	proc, err := benchgw.Caddy{Bin: caddyBin, Dir: dir, Config: benchCaddyfile(port, dir),
+		ConfigName: "Caddyfile", LogName: "caddy.log"}.Start()
 	if err != nil {
 		return nil, err
 	}
-	defer logs.Close()
-	cmd := exec.Command(caddyBin, "run", "--config", "Caddyfile", "--adapter", "caddyfile")
-	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "HOME="+dir, "XDG_DATA_HOME="+dir, "XDG_CONFIG_HOME="+dir)
-	cmd.Stdout, cmd.Stderr = logs, logs
-	if err := cmd.Start(); err != nil {
-		return nil, err
-	}
-	defer func() {
-		_ = cmd.Process.Signal(os.Interrupt)
-		done := make(chan struct{})
-		go func() { _ = cmd.Wait(); close(done) }()
-		select {
-		case <-done:
-		case <-time.After(10 * time.Second):
-			_ = cmd.Process.Kill()
-			<-done
-		}
-	}()
+	defer proc.Stop(10 * time.Second)
 
 	tokenURL := fmt.Sprintf("http://127.0.0.1:%d/api/auth/token", port["protected"])
 	if err := waitStatus(tokenURL, http.StatusMethodNotAllowed, 30*time.Second); err != nil {
-		b, _ := os.ReadFile(logs.Name())
+		b, _ := os.ReadFile(proc.Log)
 		return nil, fmt.Errorf("protected site not ready: %v\n%s", err, b)
 	}
 	token, err := benchgw.FetchToken(tokenURL)
 	if err != nil {
-		b, _ := os.ReadFile(logs.Name())
+		b, _ := os.ReadFile(proc.Log)
 		return nil, fmt.Errorf("%v\n%s", err, b)
 	}
 	// Every site gets the identical request, token included, so that what
@@ -268,7 +248,7 @@ func session(caddyBin, dir string, rounds int, duration time.Duration, workers i
 		MaxIdleConns: workers * 4, MaxIdleConnsPerHost: workers, IdleConnTimeout: time.Minute,
 	}}
 	// Warm-up: connections, caches.
-	cpu := procstat.ProcessCPU(cmd.Process.Pid)
+	cpu := procstat.ProcessCPU(proc.Pid())
 	for _, rq := range reqs {
 		if _, err := drive(client, cpu, rq, workers, duration/3); err != nil {
 			return nil, err

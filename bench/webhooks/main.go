@@ -224,24 +224,6 @@ func publish(s *webhooks.Service, partner, event string, count int) {
 	wg.Wait()
 }
 
-// waitFor waits until count() reaches want; it returns false after a minute
-// without progress.
-func waitFor(count func() int64, want int64) bool {
-	last, lastChange := count(), time.Now()
-	for {
-		c := count()
-		if c >= want {
-			return true
-		}
-		if c != last {
-			last, lastChange = c, time.Now()
-		} else if time.Since(lastChange) > time.Minute {
-			return false
-		}
-		time.Sleep(2 * time.Millisecond)
-	}
-}
-
 // peakProfiles writes a heap profile to path each time the process's RSS
 // reaches a new high (checked every second), so the profile shows what
 // was live at the peak rather than at the end.

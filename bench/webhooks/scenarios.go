@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/dgraph-io/badger/v4"
+	"github.com/fulfilgate/fulfilgate/bench/internal/benchgw"
 	"github.com/fulfilgate/fulfilgate/webhooks"
 )
 
@@ -66,9 +67,9 @@ func e2e() bool {
 	t0 = time.Now()
 	publish(s, "p1", webhooks.EventShipmentShipped, events)
 	want := int64(events * len(urls))
-	okWait := waitFor(h.n.Load, want)
+	okWait := benchgw.WaitFor(h.n.Load, want)
 	el := time.Since(t0)
-	waitFor(func() int64 { q, _ := s.Depth(); return want - q }, want) // acknowledgements written
+	benchgw.WaitFor(func() int64 { q, _ := s.Depth(); return want - q }, want) // acknowledgements written
 	rate := float64(want) / el.Seconds()
 	fmt.Printf("e2e: %d durable deliveries to %d local receivers in %v: %.0f deliveries/s (target ≥ 5000/s); "+
 		"receivers' ceiling with a plain client %.0f req/s; ratio %.2f\n",
@@ -150,7 +151,7 @@ func (q *queueBench) timed(count int) time.Duration {
 	start := q.counter()
 	t0 := time.Now()
 	publish(q.s, "measure", webhooks.EventLabelStatus, count)
-	if !waitFor(func() int64 { return q.counter() - start }, int64(count)) {
+	if !benchgw.WaitFor(func() int64 { return q.counter() - start }, int64(count)) {
 		fmt.Println("  stalled: not all deliveries arrived")
 		return 0
 	}

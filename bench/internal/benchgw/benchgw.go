@@ -1,6 +1,6 @@
 // Package benchgw is what the gateway benchmarks share about the gateway
 // they start: the benchmark partner's credentials, fetching a token with
-// them, and free loopback ports.
+// them, free loopback ports, and running a Caddy process.
 package benchgw
 
 import (

@@ -73,10 +73,8 @@ func (h *Handler) secretPage(w http.ResponseWriter, r *http.Request, pc *pageCon
 func (h *Handler) createClient(w http.ResponseWriter, r *http.Request, pc *pageContext) error {
 	creds, err := pc.Tokens.CreateClient(pc.Partner.ID, h.MaxClients)
 	if errors.Is(err, tokens.ErrLimit) {
-		if aerr := pc.audit("create_client", "", "limit", fmt.Sprintf("at most %d clients", h.MaxClients)); aerr != nil {
-			return aerr
-		}
-		return errStatus(http.StatusConflict, fmt.Sprintf("You already have %d clients, the most allowed. Revoke one you no longer use first.", h.MaxClients))
+		return pc.refused("create_client", "", "limit", fmt.Sprintf("at most %d clients", h.MaxClients),
+			errStatus(http.StatusConflict, fmt.Sprintf("You already have %d clients, the most allowed. Revoke one you no longer use first.", h.MaxClients)))
 	}
 	if err != nil {
 		return clientError(err)
@@ -123,10 +121,7 @@ func (h *Handler) rotateClient(w http.ResponseWriter, r *http.Request, pc *pageC
 	id := r.PathValue("id")
 	creds, err := pc.Tokens.RotateClientSecret(pc.Partner.ID, id, h.grace)
 	if err != nil {
-		if aerr := pc.audit("rotate_client", id, outcomeOf(err), ""); aerr != nil {
-			return aerr
-		}
-		return clientError(err)
+		return pc.refused("rotate_client", id, outcomeOf(err), "", clientError(err))
 	}
 	if err := pc.audit("rotate_client", id, "ok", "previous secret works for "+humanDuration(h.grace)); err != nil {
 		return err
@@ -137,10 +132,7 @@ func (h *Handler) rotateClient(w http.ResponseWriter, r *http.Request, pc *pageC
 func (h *Handler) revokeClient(w http.ResponseWriter, r *http.Request, pc *pageContext) error {
 	id := r.PathValue("id")
 	if err := pc.Tokens.RevokeClient(pc.Partner.ID, id); err != nil {
-		if aerr := pc.audit("revoke_client", id, outcomeOf(err), ""); aerr != nil {
-			return aerr
-		}
-		return clientError(err)
+		return pc.refused("revoke_client", id, outcomeOf(err), "", clientError(err))
 	}
 	if err := pc.audit("revoke_client", id, "ok", ""); err != nil {
 		return err

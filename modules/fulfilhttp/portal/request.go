@@ -193,6 +193,16 @@ func (pc *pageContext) audit(action, target, outcome, detail string) error {
 		Action: action, Target: target, Outcome: outcome, Detail: detail})
 }
 
+// refused records a refused action in the partner's audit log and returns
+// page, the error page that tells the partner; a failure to record it fails
+// the request instead.
+func (pc *pageContext) refused(action, target, outcome, detail string, page error) error {
+	if err := pc.audit(action, target, outcome, detail); err != nil {
+		return err
+	}
+	return page
+}
+
 // redirect answers 303 to a path of the portal (relative to it).
 func (pc *pageContext) redirect(w http.ResponseWriter, p string) error {
 	http.Redirect(w, pc.r, pc.Base+p, http.StatusSeeOther)

@@ -116,10 +116,7 @@ func (h *Handler) confirmRotateKey(w http.ResponseWriter, _ *http.Request, pc *p
 func (h *Handler) rotateKey(w http.ResponseWriter, _ *http.Request, pc *pageContext) error {
 	key, err := pc.Tokens.RotateWebhookKey(pc.Partner.ID)
 	if err != nil {
-		if aerr := pc.audit("rotate_webhook_key", "", outcomeOf(err), ""); aerr != nil {
-			return aerr
-		}
-		return keyError(err)
+		return pc.refused("rotate_webhook_key", "", outcomeOf(err), "", keyError(err))
 	}
 	if err := pc.audit("rotate_webhook_key", "", "ok", "new key signs every attempt from now, retries included"); err != nil {
 		return err
@@ -153,10 +150,8 @@ func (h *Handler) createSubscription(w http.ResponseWriter, r *http.Request, pc 
 		d.Form.URL, d.Form.Event = url, event
 		return h.webhooksPage(w, pc, http.StatusBadRequest, d)
 	case errors.Is(err, webhooks.ErrLimit):
-		if aerr := pc.audit("create_subscription", "", "limit", ""); aerr != nil {
-			return aerr
-		}
-		return errStatus(http.StatusConflict, "You have reached the most subscriptions allowed. Delete one you no longer use first.")
+		return pc.refused("create_subscription", "", "limit", "",
+			errStatus(http.StatusConflict, "You have reached the most subscriptions allowed. Delete one you no longer use first."))
 	case errors.Is(err, context.DeadlineExceeded):
 		return errStatus(http.StatusServiceUnavailable, "Checking the notification URL's host took too long; try again.")
 	case err != nil:
@@ -200,10 +195,7 @@ func (h *Handler) deleteSubscription(w http.ResponseWriter, r *http.Request, pc 
 	}
 	id := r.PathValue("id")
 	if err := svc.Subscriptions().Delete(pc.Partner.ID, id); err != nil {
-		if aerr := pc.audit("delete_subscription", id, webhookOutcome(err), ""); aerr != nil {
-			return aerr
-		}
-		return webhookError(err)
+		return pc.refused("delete_subscription", id, webhookOutcome(err), "", webhookError(err))
 	}
 	if err := pc.audit("delete_subscription", id, "ok", ""); err != nil {
 		return err
@@ -219,10 +211,7 @@ func (h *Handler) sendTest(w http.ResponseWriter, r *http.Request, pc *pageConte
 	sub := r.PathValue("id")
 	id, err := svc.SendTestFor(pc.Partner.ID, sub)
 	if err != nil {
-		if aerr := pc.audit("send_test_event", sub, webhookOutcome(err), ""); aerr != nil {
-			return aerr
-		}
-		return webhookError(err)
+		return pc.refused("send_test_event", sub, webhookOutcome(err), "", webhookError(err))
 	}
 	if err := pc.audit("send_test_event", sub, "ok", "delivery "+id); err != nil {
 		return err

@@ -141,10 +141,7 @@ func (h *Handler) replaySince(w http.ResponseWriter, r *http.Request, pc *pageCo
 		target = "all subscriptions"
 	}
 	if err != nil {
-		if aerr := pc.audit("replay_dead_since", target, webhookOutcome(err), since.Format(time.RFC3339)); aerr != nil {
-			return aerr
-		}
-		return webhookError(err)
+		return pc.refused("replay_dead_since", target, webhookOutcome(err), since.Format(time.RFC3339), webhookError(err))
 	}
 	if err := pc.audit("replay_dead_since", target, "ok", fmt.Sprintf("%d replayed, dead since %s", n, since.Format(time.RFC3339))); err != nil {
 		return err
