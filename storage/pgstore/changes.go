@@ -3,7 +3,6 @@ package pgstore
 import (
 	"context"
 	"fmt"
-	"time"
 
 	"github.com/jackc/pgx/v5"
 
@@ -93,39 +92,17 @@ func follow[C ~uint8](ctx context.Context, s *Store, all C, of func(kind string)
 				}
 			}
 		}
-		backoff := 100 * time.Millisecond
-		for {
-			for conn == nil {
-				select {
-				case <-ctx.Done():
-					return
-				case <-time.After(backoff):
-				}
-				if conn, err = s.listenOn(ctx, ChangeChannel); err != nil {
-					if ctx.Err() != nil {
-						return
-					}
-					s.reportError(err)
-					backoff = min(2*backoff, 5*time.Second)
-					continue
-				}
-				backoff = 100 * time.Millisecond
-				send(all)
-			}
-			n, err := conn.WaitForNotification(ctx)
-			if err == nil {
-				if c := of(n.Payload); c != 0 {
+		listener{
+			channel: ChangeChannel,
+			name:    "change listener",
+			notified: func(payload string) {
+				if c := of(payload); c != 0 {
 					send(c)
 				}
-				continue
-			}
-			conn.Close(context.WithoutCancel(ctx))
-			conn = nil
-			if ctx.Err() != nil {
-				return
-			}
-			s.reportError(fmt.Errorf("change listener: %w", err))
-		}
+			},
+			reconnected: func() { send(all) },
+			failed:      s.reportError,
+		}.run(ctx, s, conn)
 	}()
 	return out, nil
 }

@@ -2,8 +2,6 @@ package pgstore
 
 import (
 	"context"
-	"fmt"
-	"time"
 
 	"github.com/jackc/pgx/v5"
 )
@@ -26,20 +24,6 @@ func (s *Store) Wakeups(ctx context.Context, onError func(error)) (<-chan struct
 	return wake, nil
 }
 
-// listenOn opens a connection (not one of the pool's: it is held for as
-// long as the listener runs) listening on channel.
-func (s *Store) listenOn(ctx context.Context, channel string) (*pgx.Conn, error) {
-	conn, err := pgx.ConnectConfig(ctx, s.pool.Config().ConnConfig.Copy())
-	if err != nil {
-		return nil, fmt.Errorf("connecting the listener of %s: %w", channel, err)
-	}
-	if _, err := conn.Exec(ctx, "LISTEN "+pgx.Identifier{channel}.Sanitize()); err != nil {
-		conn.Close(context.WithoutCancel(ctx))
-		return nil, fmt.Errorf("listening on %s: %w", channel, err)
-	}
-	return conn, nil
-}
-
 func (s *Store) wakeLoop(ctx context.Context, conn *pgx.Conn, wake chan struct{}, onError func(error)) {
 	defer close(wake)
 	signal := func() {
@@ -48,40 +32,11 @@ func (s *Store) wakeLoop(ctx context.Context, conn *pgx.Conn, wake chan struct{}
 		default:
 		}
 	}
-	backoff := 100 * time.Millisecond
-	for {
-		for conn == nil {
-			select {
-			case <-ctx.Done():
-				return
-			case <-time.After(backoff):
-			}
-			var err error
-			if conn, err = s.listenOn(ctx, WakeChannel); err != nil {
-				if ctx.Err() != nil {
-					return
-				}
-				if onError != nil {
-					onError(err)
-				}
-				backoff = min(2*backoff, 5*time.Second)
-				continue
-			}
-			backoff = 100 * time.Millisecond
-			signal()
-		}
-		_, err := conn.WaitForNotification(ctx)
-		if err == nil {
-			signal()
-			continue
-		}
-		conn.Close(context.WithoutCancel(ctx))
-		conn = nil
-		if ctx.Err() != nil {
-			return
-		}
-		if onError != nil {
-			onError(fmt.Errorf("wake-up listener: %w", err))
-		}
-	}
+	listener{
+		channel:     WakeChannel,
+		name:        "wake-up listener",
+		notified:    func(string) { signal() },
+		reconnected: signal,
+		failed:      onError,
+	}.run(ctx, s, conn)
 }
