@@ -201,7 +201,7 @@ func (h *AuthHandler) ServeHTTP(w http.ResponseWriter, r *http.Request, next cad
 	if _, ok := r.Header["Connection"]; ok {
 		fulfilhttp.DropConnectionTokens(r.Header, h.headers.Protected)
 	}
-	fulfilhttp.DropUpgradeAndTrailers(r)
+	fulfilhttp.DropUpgradeAndTrailers(r, nil)
 	if vars != nil {
 		vars[fulfilhttp.PartnerIDVar] = h.headers.Verified(id.PartnerID)
 		vars[fulfilhttp.ClientIDVar] = id.ClientID
