@@ -272,8 +272,14 @@ func (h *VersionHandler) ServeHTTP(w http.ResponseWriter, r *http.Request, next 
 	v := m.Version
 	fulfilhttp.Metrics().RequestBy(v.Name, id)
 	if repl, ok := r.Context().Value(caddy.ReplacerCtxKey).(*caddy.Replacer); ok {
-		repl.Set("fulfilment.version", v.Name)
-		repl.Set("fulfilment.resource", m.Resource)
+		// The table's interface values: a string put in an any
+		// allocates each time.
+		repl.Set("fulfilment.version", v.NameValue())
+		if m.ResourceValue != nil {
+			repl.Set("fulfilment.resource", m.ResourceValue)
+		} else {
+			repl.Set("fulfilment.resource", m.Resource)
+		}
 		if v.Upstream != "" {
 			repl.Set("fulfilment.upstream", v.Upstream)
 		}
