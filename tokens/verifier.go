@@ -285,8 +285,8 @@ func (s *Service) checkStanding(r *ring, reg *registry, v *verified, now time.Ti
 
 // verifyCache remembers tokens whose signature and fixed claims are good.
 // Only genuine tokens enter it, so its size is bounded by issuance; it is
-// also capped per shard. A token (about 400 bytes) is hashed once: the hash
-// picks the shard and is the map key, and the entry holds the token to
+// also capped per shard. A token's signature (see hashedTail) is hashed
+// once: the hash picks the shard and is the map key, and the entry holds the token to
 // compare (a collision is a miss; the newer token replaces the older).
 //
 // Look-ups take no lock (sync.Map): every request of a partner looks up
@@ -315,8 +315,14 @@ func newVerifyCache() *verifyCache {
 	return &verifyCache{seed: maphash.MakeSeed()}
 }
 
+// hashedTail is how much of a token's end the cache hashes: the last 32
+// characters of a JWT are its signature's (192 bits of it), which differ
+// between any two tokens; hashing the whole token (about 300 bytes) cost
+// most of a look-up. The entry's token is compared in full.
+const hashedTail = 32
+
 func (c *verifyCache) shard(token string) (*verifyShard, uint64) {
-	h := maphash.String(c.seed, token)
+	h := maphash.String(c.seed, token[max(0, len(token)-hashedTail):])
 	return &c.shards[h%uint64(len(c.shards))], h
 }
 
