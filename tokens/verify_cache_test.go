@@ -68,7 +68,7 @@ func TestATokenWithTheGenuineSignatureButOtherClaimsIsRefused(t *testing.T) {
 	payload := strings.IndexByte(tok, '.') + 1
 	for _, forged := range []string{
 		tok[:payload] + flipChar(tok[payload]) + tok[payload+1:], // the claims
-		flipChar(tok[0]) + tok[1:],                                // the header
+		flipChar(tok[0]) + tok[1:],                               // the header
 	} {
 		if mustHash(s, forged) != mustHash(s, tok) {
 			t.Fatal("the forged token does not share the genuine token's hash: the test proves nothing")
