@@ -20,6 +20,7 @@ import (
 	"github.com/fulfilgate/fulfilgate/storage/pgstore/pgtest"
 	"github.com/fulfilgate/fulfilgate/webhooks"
 	"github.com/fulfilgate/fulfilgate/webhooks/feed"
+	"github.com/fulfilgate/fulfilgate/webhooks/netpolicy"
 	"github.com/fulfilgate/fulfilgate/wmssim"
 )
 
@@ -174,7 +175,7 @@ func newInstance(t *testing.T, name, dsn string, w *warehouse, now func() time.T
 	st := pgstore.New(pool)
 	hooks, err := webhooks.New(webhooks.Options{
 		Storage: st.Webhooks(), AllowHTTP: true,
-		Policy:     &webhooks.NetPolicy{Allow: []webhooks.AllowRule{{Networks: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}}}},
+		Policy:     &netpolicy.Policy{Allow: []netpolicy.AllowRule{{Networks: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}}}},
 		WebhookKey: func(string) ([]byte, error) { return []byte("partner-webhook-key-0123456789abcdef"), nil },
 		Clock:      now,
 	})

@@ -13,6 +13,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/fulfilgate/fulfilgate/webhooks"
+	"github.com/fulfilgate/fulfilgate/webhooks/netpolicy"
 )
 
 // The tests of shared_queue_test.go run webhook services of several
@@ -60,7 +61,7 @@ func newGateway(t *testing.T, dsn, name string, clock *gatewayClock, tune func(*
 	g := &gateway{name: name, pool: pool, obs: newOutcomes()}
 	o := webhooks.Options{
 		Storage: New(pool).Webhooks(), AllowHTTP: true, UserAgent: name, Timeout: 5 * time.Second,
-		Policy:     &webhooks.NetPolicy{Allow: []webhooks.AllowRule{{Networks: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}}}},
+		Policy:     &netpolicy.Policy{Allow: []netpolicy.AllowRule{{Networks: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}}}},
 		WebhookKey: func(string) ([]byte, error) { return sharedTestKey, nil },
 		Clock:      clock.Now, Rand: func() float64 { return 0.5 }, Observer: g.obs,
 	}
