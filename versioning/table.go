@@ -111,7 +111,6 @@ type Version struct {
 	successor         *Version
 	upstreamPaths     map[string]resource // by public resource name
 	nameValue         any                 // Name
-	upstreamValue     any                 // Upstream, nil if ""
 	prefix            string              // normalised UpstreamPrefix
 }
 
@@ -226,9 +225,6 @@ func (t *Table) addVersion(v *Version, shared map[string]string, sharedExpose []
 	v.allow = strings.Join(v.Methods, ", ")
 	v.Expose = append([]string(nil), v.Expose...)
 	v.nameValue = v.Name
-	if v.Upstream != "" {
-		v.upstreamValue = v.Upstream
-	}
 	v.upstreamPaths = make(map[string]resource, len(shared)+len(sharedExpose)+len(v.Resources)+len(v.Expose))
 	for pub, up := range shared {
 		v.upstreamPaths[pub] = resource{v.prefix + "/" + up, pub}
@@ -488,10 +484,6 @@ func hasEscape(s string) bool {
 // NameValue is Name as an interface value, made once (see
 // Mapping.ResourceValue).
 func (v *Version) NameValue() any { return v.nameValue }
-
-// UpstreamValue is Upstream as an interface value, made once; false when
-// the version has no upstream of its own.
-func (v *Version) UpstreamValue() (any, bool) { return v.upstreamValue, v.upstreamValue != nil }
 
 // Deprecated reports whether the version is deprecated.
 func (v *Version) Deprecated() bool { return v.Deprecation != nil }

@@ -272,7 +272,17 @@ func (h *VersionHandler) ServeHTTP(w http.ResponseWriter, r *http.Request, next 
 	v := m.Version
 	fulfilhttp.Metrics().RequestBy(v.Name, id)
 	if repl, ok := r.Context().Value(caddy.ReplacerCtxKey).(*caddy.Replacer); ok {
-		repl.Map(placeholders(v, m))
+		// The table's interface values: a string put in an any
+		// allocates each time.
+		repl.Set("fulfilment.version", v.NameValue())
+		if m.ResourceValue != nil {
+			repl.Set("fulfilment.resource", m.ResourceValue)
+		} else {
+			repl.Set("fulfilment.resource", m.Resource)
+		}
+		if v.Upstream != "" {
+			repl.Set("fulfilment.upstream", v.Upstream)
+		}
 	}
 	if v.Deprecated() {
 		hdr := w.Header()
@@ -310,30 +320,6 @@ func (h *VersionHandler) ServeHTTP(w http.ResponseWriter, r *http.Request, next 
 	id.Forward(r.Header)
 	fulfilhttp.DropUpgradeAndTrailers(r, isOverrideHeader)
 	return h.wmsErrors.ServeHTTP(w, r, next)
-}
-
-// placeholders answers {fulfilment.version}, {fulfilment.resource} and
-// {fulfilment.upstream} (when the version has one) for a request mapped to
-// m. A provider rather than Replacer.Set: Set puts each value in the
-// replacer's map, which the proxy fills with twenty more, and two more
-// entries made it grow on every request. The values are the table's
-// interface values (a string put in an any allocates each time).
-func placeholders(v *versioning.Version, m versioning.Mapping) caddy.ReplacerFunc {
-	resource := m.ResourceValue
-	if resource == nil {
-		resource = m.Resource
-	}
-	return func(key string) (any, bool) {
-		switch key {
-		case "fulfilment.version":
-			return v.NameValue(), true
-		case "fulfilment.resource":
-			return resource, true
-		case "fulfilment.upstream":
-			return v.UpstreamValue()
-		}
-		return nil, false
-	}
 }
 
 // isOverrideHeader reports whether name (canonical) is one of the headers
