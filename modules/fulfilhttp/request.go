@@ -2,9 +2,12 @@ package fulfilhttp
 
 import (
 	"crypto/rand"
+	"encoding/binary"
 	"encoding/hex"
+	mrand "math/rand/v2"
 	"net"
 	"net/http"
+	"sync"
 
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
 	"go.uber.org/zap"
@@ -19,11 +22,24 @@ const RequestIDVar = "fulfilment.request_id"
 // placeholder costs a request several allocations it does not otherwise
 // need (it registers itself in the vars and the access log's fields).
 func NewRequestID() string {
+	var s [36]byte
+	FillRequestID(&s)
+	return string(s[:])
+}
+
+// FillRequestID writes a new request id (NewRequestID's text) into s.
+//
+// The 122 random bits come from a ChaCha8 generator (math/rand/v2:
+// cryptographically strong) seeded from crypto/rand, one per pool slot,
+// so that an id costs no call into the kernel's generator.
+func FillRequestID(s *[36]byte) {
+	src := idSources.Get().(*mrand.ChaCha8)
 	var u [16]byte
-	_, _ = rand.Read(u[:])  // never fails (crypto/rand panics instead)
+	binary.LittleEndian.PutUint64(u[0:8], src.Uint64())
+	binary.LittleEndian.PutUint64(u[8:16], src.Uint64())
+	idSources.Put(src)
 	u[6] = u[6]&0x0f | 0x40 // version 4
 	u[8] = u[8]&0x3f | 0x80 // RFC 9562 variant
-	var s [36]byte
 	hex.Encode(s[0:8], u[0:4])
 	s[8] = '-'
 	hex.Encode(s[9:13], u[4:6])
@@ -33,8 +49,15 @@ func NewRequestID() string {
 	hex.Encode(s[19:23], u[8:10])
 	s[23] = '-'
 	hex.Encode(s[24:], u[10:])
-	return string(s[:])
 }
+
+// idSources hold the request ids' generators, each seeded from crypto/rand
+// when the pool makes it.
+var idSources = sync.Pool{New: func() any {
+	var seed [32]byte
+	_, _ = rand.Read(seed[:]) // never fails (crypto/rand panics instead)
+	return mrand.NewChaCha8(seed)
+}}
 
 // RequestIDField is the request id the guard gave r, for log lines about
 // r ("" when r did not pass the guard).
