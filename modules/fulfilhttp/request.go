@@ -2,12 +2,9 @@ package fulfilhttp
 
 import (
 	"crypto/rand"
-	"encoding/binary"
 	"encoding/hex"
-	mrand "math/rand/v2"
 	"net"
 	"net/http"
-	"sync"
 
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
 	"go.uber.org/zap"
@@ -28,16 +25,9 @@ func NewRequestID() string {
 }
 
 // FillRequestID writes a new request id (NewRequestID's text) into s.
-//
-// The 122 random bits come from a ChaCha8 generator (math/rand/v2:
-// cryptographically strong) seeded from crypto/rand, one per pool slot,
-// so that an id costs no call into the kernel's generator.
 func FillRequestID(s *[36]byte) {
-	src := idSources.Get().(*mrand.ChaCha8)
 	var u [16]byte
-	binary.LittleEndian.PutUint64(u[0:8], src.Uint64())
-	binary.LittleEndian.PutUint64(u[8:16], src.Uint64())
-	idSources.Put(src)
+	_, _ = rand.Read(u[:])  // never fails (crypto/rand panics instead)
 	u[6] = u[6]&0x0f | 0x40 // version 4
 	u[8] = u[8]&0x3f | 0x80 // RFC 9562 variant
 	hex.Encode(s[0:8], u[0:4])
@@ -50,14 +40,6 @@ func FillRequestID(s *[36]byte) {
 	s[23] = '-'
 	hex.Encode(s[24:], u[10:])
 }
-
-// idSources hold the request ids' generators, each seeded from crypto/rand
-// when the pool makes it.
-var idSources = sync.Pool{New: func() any {
-	var seed [32]byte
-	_, _ = rand.Read(seed[:]) // never fails (crypto/rand panics instead)
-	return mrand.NewChaCha8(seed)
-}}
 
 // RequestIDField is the request id the guard gave r, for log lines about
 // r ("" when r did not pass the guard).

@@ -1,7 +1,6 @@
 package fulfilhttp
 
 import (
-	mrand "math/rand/v2"
 	"regexp"
 	"testing"
 )
@@ -19,16 +18,5 @@ func TestNewRequestID(t *testing.T) {
 			t.Fatalf("%q twice", id)
 		}
 		seen[id] = true
-	}
-}
-
-// Every generator the pool makes for request ids is seeded afresh: two of
-// them never give the same ids.
-func TestEachRequestIDGeneratorHasASeedOfItsOwn(t *testing.T) {
-	a, b := idSources.New().(*mrand.ChaCha8), idSources.New().(*mrand.ChaCha8)
-	for range 4 {
-		if x, y := a.Uint64(), b.Uint64(); x == y {
-			t.Fatalf("two generators gave the same number %#x: they share a seed", x)
-		}
 	}
 }
