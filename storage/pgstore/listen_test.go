@@ -80,7 +80,7 @@ func openOneInstance(t *testing.T, dsn string) *oneInstance {
 	i.hooks, err = webhooks.New(webhooks.Options{
 		Storage: i.store.Webhooks(), AllowHTTP: true, Timeout: 5 * time.Second, RefreshInterval: time.Hour,
 		Policy:     &webhooks.NetPolicy{Allow: []webhooks.AllowRule{{Networks: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}}}},
-		WebhookKey: func(string) ([]byte, error) { return sharedTestKey, nil },
+		WebhookKey: func(string) ([]byte, error) { return TestWebhookKey, nil },
 	})
 	if err != nil {
 		t.Fatalf("opening the webhook service: %v", err)
