@@ -1,10 +1,8 @@
 package docs_test
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
-	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -12,12 +10,9 @@ import (
 	"github.com/getkin/kin-openapi/openapi3"
 
 	"github.com/fulfilgate/fulfilgate/docs"
+	"github.com/fulfilgate/fulfilgate/internal/errorregistrytest"
 	"github.com/fulfilgate/fulfilgate/webhooks"
 )
-
-// registryBase is the prefix of every problem type URI: the partners' error
-// registry page.
-const registryBase = "https://github.com/fulfilgate/fulfilgate/blob/main/docs/partners/errors.md#"
 
 func loadOpenAPI(t *testing.T, data []byte) *openapi3.T {
 	t.Helper()
@@ -140,43 +135,16 @@ func TestOpenAPIProblemTypesAreTheRegistry(t *testing.T) {
 	var inDoc []string
 	for _, v := range doc.Components.Schemas["ProblemType"].Value.Enum {
 		s, _ := v.(string)
-		kind, ok := strings.CutPrefix(s, registryBase)
+		kind, ok := strings.CutPrefix(s, errorregistrytest.TypeBase)
 		if !ok {
-			t.Errorf("problem type %q does not point at the registry %s", s, registryBase)
+			t.Errorf("problem type %q does not point at the registry %s", s, errorregistrytest.TypeBase)
 		}
 		inDoc = append(inDoc, kind)
 	}
-	registry := registryKinds(t)
+	registry := errorregistrytest.Kinds(t, "partners/errors.md")
 	slices.Sort(inDoc)
 	slices.Sort(registry)
 	if !slices.Equal(inDoc, registry) {
 		t.Fatalf("ProblemType enumerates %v, the registry has %v", inDoc, registry)
 	}
-}
-
-// registryKinds returns the "### " headings under "## Problem types" in
-// partners/errors.md.
-func registryKinds(t *testing.T) []string {
-	t.Helper()
-	f, err := os.Open("partners/errors.md")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	var kinds []string
-	in := false
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		line := sc.Text()
-		switch {
-		case strings.HasPrefix(line, "## "):
-			in = strings.TrimSpace(line[3:]) == "Problem types"
-		case in && strings.HasPrefix(line, "### "):
-			kinds = append(kinds, strings.TrimSpace(line[4:]))
-		}
-	}
-	if len(kinds) == 0 {
-		t.Fatal("partners/errors.md has no entries under \"## Problem types\"")
-	}
-	return kinds
 }

@@ -85,6 +85,15 @@ func TestPortalIntegrationsInABrowser(t *testing.T) {
 		t.Fatalf("the curl line %q does not get a token with the new client from %s/api/auth/token", curl, g.Base)
 	}
 	shot("04-client-created")
+	// The Copy buttons put exactly the shown secret and curl line on the
+	// clipboard.
+	grantClipboard(t, ctx, g.Base)
+	if got := clickCopy(t, ctx, "client-secret"); got != secret {
+		t.Fatalf("after the secret's Copy button the clipboard holds %s; want exactly the %d-character secret shown", clipboardHolds(got, secret), len(secret))
+	}
+	if got, curl := clickCopy(t, ctx, "curl"), text("#curl"); got != curl {
+		t.Fatalf("after the curl line's Copy button the clipboard holds %s; want exactly the curl line shown", clipboardHolds(got, curl))
+	}
 	tok := mustClientToken(t, g, clientID, secret)
 	if st := shipmentsStatus(t, g, tok.AccessToken); st != http.StatusOK {
 		t.Fatalf("v4 shipments with the new client's token: %d, want 200", st)
@@ -112,6 +121,16 @@ func TestPortalIntegrationsInABrowser(t *testing.T) {
 	}
 	// During the grace period the old secret still gets a token, which
 	// stays valid after the grace until it expires.
+	if got := clickCopy(t, ctx, "client-secret"); got != rotated {
+		t.Fatalf("after the rotated secret's Copy button the clipboard holds %s; want exactly the %d-character secret shown", clipboardHolds(got, rotated), len(rotated))
+	}
+	// With the clipboard denied, the Copy button selects the secret for
+	// Ctrl+C instead, and says so.
+	denyClipboard(t, ctx, g.Base)
+	if got := clickCopyDenied(t, ctx, "client-secret"); got != rotated {
+		t.Fatalf("with the clipboard denied, the Copy button selected %s; want exactly the %d-character secret shown", clipboardHolds(got, rotated), len(rotated))
+	}
+	shot("06a-copy-denied-selects")
 	graceTok := mustClientToken(t, g, clientID, secret)
 	mustClientToken(t, g, clientID, rotated)
 	shot("06-rotated")

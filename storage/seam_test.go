@@ -14,6 +14,7 @@ var domainPackages = []string{
 	"github.com/fulfilgate/fulfilgate/tokens",
 	"github.com/fulfilgate/fulfilgate/webhooks",
 	"github.com/fulfilgate/fulfilgate/webhooks/feed",
+	"github.com/fulfilgate/fulfilgate/webhooks/netpolicy",
 	"github.com/fulfilgate/fulfilgate/versioning",
 	"github.com/fulfilgate/fulfilgate/portal",
 }

@@ -330,10 +330,22 @@ func (s *Service) dynamicPartner(id string) (*Partner, error) {
 	return p, nil
 }
 
-// dynamicClient returns a client of partnerID that the admin API may change.
-func (s *Service) dynamicClient(partnerID, clientID string) (*client, error) {
-	if _, err := s.dynamicPartner(partnerID); err != nil {
-		return nil, err
+// operatorClient returns a client of partnerID that the admin API may
+// change: any client created at run time (through the admin API or in the
+// portal), also of a partner from the configuration, and also of a
+// disabled partner. A client defined in the configuration is ErrStatic; a
+// client of another partner (or shadowed by one of the configuration) is
+// ErrNotFound. Called with mu held.
+func (s *Service) operatorClient(partnerID, clientID string) (*client, error) {
+	_, static := s.static.partners[partnerID]
+	if _, dynamic := s.dynPartners[partnerID]; !static && !dynamic {
+		return nil, fmt.Errorf("partner %s %w", partnerID, ErrNotFound)
+	}
+	if sc, ok := s.static.clients[clientID]; ok {
+		if sc.PartnerID == partnerID {
+			return nil, fmt.Errorf("client %s of partner %s is %w", clientID, partnerID, ErrStatic)
+		}
+		return nil, fmt.Errorf("client %s of partner %s %w", clientID, partnerID, ErrNotFound)
 	}
 	c, ok := s.dynClients[clientID]
 	if !ok || c.PartnerID != partnerID {
@@ -371,12 +383,12 @@ func (s *Service) putClient(c *client) error {
 	return nil
 }
 
-// RotateSecret gives a client a fresh secret; its outstanding tokens stop
-// being valid at once.
+// RotateSecret gives a client created at run time (see operatorClient) a
+// fresh secret; its outstanding tokens stop being valid at once.
 func (s *Service) RotateSecret(partnerID, clientID string) (Credentials, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	old, err := s.dynamicClient(partnerID, clientID)
+	old, err := s.operatorClient(partnerID, clientID)
 	if err != nil {
 		return Credentials{}, err
 	}
@@ -398,14 +410,14 @@ func (s *Service) RotateSecret(partnerID, clientID string) (Credentials, error) 
 	return Credentials{ClientID: clientID, ClientSecret: secret}, nil
 }
 
-// SetClientActive disables (or enables again) a client. A disabled client
-// gets no token and its outstanding tokens are refused; disabling gives it
-// a new version, so the tokens it had stay refused once it is enabled
-// again.
+// SetClientActive disables (or enables again) a client created at run
+// time (see operatorClient). A disabled client gets no token and its
+// outstanding tokens are refused; disabling gives it a new version, so the
+// tokens it had stay refused once it is enabled again.
 func (s *Service) SetClientActive(partnerID, clientID string, active bool) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	old, err := s.dynamicClient(partnerID, clientID)
+	old, err := s.operatorClient(partnerID, clientID)
 	if err != nil {
 		return err
 	}

@@ -65,7 +65,7 @@ func (s *Service) VerifyHeader(authorization string) (Identity, *VerifyError) {
 	if tok, ok := bearerToken(authorization); ok {
 		if st := s.settings.Load(); st != nil {
 			if v, ok := st.cache.get(tok); ok {
-				return s.checkLive(st, v)
+				return s.checkLive(v)
 			}
 		}
 	}
@@ -113,7 +113,7 @@ func (s *Service) Verify(token string) (Identity, *VerifyError) {
 		}
 		st.cache.put(token, v, s.clock())
 	}
-	return s.checkLive(st, v)
+	return s.checkLive(v)
 }
 
 // jwtCharsOnly reports whether token holds only the characters of a
@@ -137,9 +137,24 @@ type verified struct {
 	partner, client, sv string
 	key                 *key // the key the signature was checked with
 	iat, nbf, exp       time.Time
-	// svFor is the registry snapshot under which sv last matched the
-	// client's version: the MAC is computed again only after a change.
-	svFor atomic.Pointer[registry]
+	// The time checks, worked out once under the settings whose cache
+	// holds the entry: exp - iat is longer than lifetime + leeway; the
+	// token is usable only after notBefore and before expires.
+	tooLong            bool
+	notBefore, expires time.Time
+	// standing is the ring and registry snapshots under which the key,
+	// the client (active, same secret version) and the partner last
+	// checked out: they are looked up again only after a change, which
+	// always publishes new snapshots.
+	standing atomic.Pointer[standing]
+}
+
+// standing is a verified token's good standing under a ring and a
+// registry snapshot, and the ring's key it was signed with.
+type standing struct {
+	ring *ring
+	reg  *registry
+	key  *key
 }
 
 func (s *Service) verifySignature(st *settings, token string) (*verified, *VerifyError) {
@@ -188,7 +203,22 @@ func (s *Service) verifySignature(st *settings, token string) (*verified, *Verif
 	if claims.NotBefore != nil {
 		v.nbf = claims.NotBefore.Time
 	}
+	v.setTimes(st)
 	return v, nil
+}
+
+// setTimes works out v's time checks under st. iat and nbf are compared
+// with now + leeway rounded up to a whole second (the issuer rounds iat
+// up): t > ceil(now + leeway) holds exactly when now + leeway <= ceil(t) -
+// 1s, so the token is usable once now is after ceil(t) - 1s - leeway.
+func (v *verified) setTimes(st *settings) {
+	v.tooLong = v.exp.Sub(v.iat) > st.lifetime+st.leeway
+	from := v.iat
+	if v.nbf.After(from) {
+		from = v.nbf
+	}
+	v.notBefore = ceilSecond(from).Add(-time.Second - st.leeway)
+	v.expires = v.exp.Add(st.leeway)
 }
 
 func contains(list []string, s string) bool {
@@ -206,48 +236,57 @@ func contains(list []string, s string) bool {
 // enabled, exp - iat is no longer than the configured lifetime (a token
 // the gateway did not issue, e.g. one signed with a leaked key, cannot
 // outlive the tokens it does issue); then time: not before iat/nbf, and
-// finally exp.
-func (s *Service) checkLive(st *settings, v *verified) (Identity, *VerifyError) {
+// finally exp. The key, client and partner are looked up only when the
+// ring or the registry changed since v last checked out (see standing);
+// the time checks were worked out under the settings whose cache holds v.
+func (s *Service) checkLive(v *verified) (Identity, *VerifyError) {
 	now := s.clock()
-	// The key is still in the ring, with the same material: a configured
-	// key replaced under its kid revokes what it signed.
-	k := s.ring.Load().byKID[v.key.KID]
-	if k == nil || !k.sameAs(v.key) || k.expired(now) {
+	r, reg := s.ring.Load(), s.reg.Load()
+	sg := v.standing.Load()
+	if sg == nil || sg.ring != r || sg.reg != reg {
+		var err *VerifyError
+		if sg, err = s.checkStanding(r, reg, v, now); err != nil {
+			return Identity{}, err
+		}
+		v.standing.Store(sg)
+	}
+	if sg.key.expired(now) {
 		return Identity{}, errOldKey
 	}
-	reg := s.reg.Load()
-	c, ok := reg.clients[v.client]
-	if !ok || !c.Active || c.PartnerID != v.partner {
-		return Identity{}, errRevoked
-	}
-	if v.svFor.Load() != reg {
-		if !svMatches(v.key, c, v.sv, v.iat, s.opened) {
-			return Identity{}, errRevoked
-		}
-		v.svFor.Store(reg)
-	}
-	if p, ok := reg.partners[v.partner]; !ok || p.Disabled {
-		return Identity{}, errRevoked
-	}
-	if v.exp.Sub(v.iat) > st.lifetime+st.leeway {
+	switch {
+	case v.tooLong:
 		return Identity{}, errTooLong
-	}
-	// iat and nbf are whole seconds and the issuer rounds iat up, so they
-	// are compared with now rounded up to a whole second (plus leeway).
-	limit := ceilSecond(now.Add(st.leeway))
-	if v.iat.After(limit) || (!v.nbf.IsZero() && v.nbf.After(limit)) {
+	case !now.After(v.notBefore):
 		return Identity{}, errNotYet
-	}
-	if !now.Before(v.exp.Add(st.leeway)) {
+	case !now.Before(v.expires):
 		return Identity{}, errExpired
 	}
 	return Identity{PartnerID: v.partner, ClientID: v.client, Expires: v.exp}, nil
 }
 
+// checkStanding looks v's key, client and partner up in the snapshots r and
+// reg, in checkLive's order.
+func (s *Service) checkStanding(r *ring, reg *registry, v *verified, now time.Time) (*standing, *VerifyError) {
+	// The key is still in the ring, with the same material: a configured
+	// key replaced under its kid revokes what it signed.
+	k := r.byKID[v.key.KID]
+	if k == nil || !k.sameAs(v.key) || k.expired(now) {
+		return nil, errOldKey
+	}
+	c, ok := reg.clients[v.client]
+	if !ok || !c.Active || c.PartnerID != v.partner || !svMatches(v.key, c, v.sv, v.iat, s.opened) {
+		return nil, errRevoked
+	}
+	if p, ok := reg.partners[v.partner]; !ok || p.Disabled {
+		return nil, errRevoked
+	}
+	return &standing{ring: r, reg: reg, key: k}, nil
+}
+
 // verifyCache remembers tokens whose signature and fixed claims are good.
 // Only genuine tokens enter it, so its size is bounded by issuance; it is
-// also capped per shard. A token (about 400 bytes) is hashed once: the hash
-// picks the shard and is the map key, and the entry holds the token to
+// also capped per shard. A token's signature (see hashedTail) is hashed
+// once: the hash picks the shard and is the map key, and the entry holds the token to
 // compare (a collision is a miss; the newer token replaces the older).
 //
 // Look-ups take no lock (sync.Map): every request of a partner looks up
@@ -276,8 +315,14 @@ func newVerifyCache() *verifyCache {
 	return &verifyCache{seed: maphash.MakeSeed()}
 }
 
+// hashedTail is how much of a token's end the cache hashes: the last 32
+// characters of a JWT are its signature's (192 bits of it), which differ
+// between any two tokens; hashing the whole token (about 300 bytes) cost
+// most of a look-up. The entry's token is compared in full.
+const hashedTail = 32
+
 func (c *verifyCache) shard(token string) (*verifyShard, uint64) {
-	h := maphash.String(c.seed, token)
+	h := maphash.String(c.seed, token[max(0, len(token)-hashedTail):])
 	return &c.shards[h%uint64(len(c.shards))], h
 }
 

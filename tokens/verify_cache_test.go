@@ -3,6 +3,7 @@ package tokens
 import (
 	"crypto/rand"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 )
@@ -52,6 +53,47 @@ func TestVerifyCacheComparesTheToken(t *testing.T) {
 	if _, ok := c.get("token-b"); ok {
 		t.Fatal("another token's entry under the same hash was taken for this token")
 	}
+}
+
+// The cache hashes a token's signature only: a token whose header or
+// claims were changed keeps the genuine token's signature, and so its
+// hash, but is never answered from the genuine token's entry, and does
+// not push it out.
+func TestATokenWithTheGenuineSignatureButOtherClaimsIsRefused(t *testing.T) {
+	s, _, _ := newTestService(t, Config{Partners: demoPartners()})
+	tok := mustToken(t, s, "acme-client", acmeSecret).AccessToken
+	if _, err := s.VerifyHeader("Bearer " + tok); err != nil {
+		t.Fatalf("the genuine token: %s", err.Reason)
+	}
+	payload := strings.IndexByte(tok, '.') + 1
+	for _, forged := range []string{
+		tok[:payload] + flipChar(tok[payload]) + tok[payload+1:], // the claims
+		flipChar(tok[0]) + tok[1:],                               // the header
+	} {
+		if mustHash(s, forged) != mustHash(s, tok) {
+			t.Fatal("the forged token does not share the genuine token's hash: the test proves nothing")
+		}
+		if id, err := s.VerifyHeader("Bearer " + forged); err == nil || err.Fault != FaultInvalid {
+			t.Errorf("a token with the genuine signature and other content: identity %+v, error %v; want invalid", id, err)
+		}
+	}
+	if _, err := s.VerifyHeader("Bearer " + tok); err != nil {
+		t.Fatalf("the genuine token after the forged ones: %s", err.Reason)
+	}
+}
+
+// mustHash is the verify cache's hash of tok.
+func mustHash(s *Service, tok string) uint64 {
+	_, h := s.settings.Load().cache.shard(tok)
+	return h
+}
+
+// flipChar returns another base64url character than c.
+func flipChar(c byte) string {
+	if c == 'A' {
+		return "B"
+	}
+	return "A"
 }
 
 // A full shard makes room by dropping the tokens past their expiry (and

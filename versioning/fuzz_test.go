@@ -93,3 +93,39 @@ func checkMapped(t *testing.T, in string, m Mapping, err error) {
 		t.Fatalf("Map(%q): EscapedPath %q outside %q", in, u.EscapedPath(), prefix)
 	}
 }
+
+// FuzzCheckSegmentsAgreesWithCheckSegment checks checkSegments' shortcut for
+// plain segments: on any path it returns exactly what running checkSegment,
+// the byte-by-byte decoding check, on every segment returns.
+func FuzzCheckSegmentsAgreesWithCheckSegment(f *testing.F) {
+	for _, s := range []string{
+		"api/fulfilment/v4/products", "a/./b", "a/../b", "a/.", "..", ".;x/b", "a;b/c",
+		"a/%2e/b", "a//b", "a/b/", "", "a b/c", "caf%C3%A9/x", "...", "a/.../b", "%",
+	} {
+		f.Add(s, true)
+		f.Add(s, false)
+	}
+	f.Fuzz(func(t *testing.T, s string, trailingSlash bool) {
+		if got, want := checkSegments(s, trailingSlash), checkEverySegment(s, trailingSlash); got != want {
+			t.Fatalf("checkSegments(%q, %v) = %q; checkSegment on every segment gives %q", s, trailingSlash, got, want)
+		}
+	})
+}
+
+// checkEverySegment is checkSegments without its shortcut: every segment
+// goes through checkSegment.
+func checkEverySegment(s string, trailingSlash bool) string {
+	segs := strings.Split(s, "/")
+	for i, seg := range segs {
+		if seg == "" {
+			if i == len(segs)-1 && trailingSlash && i > 0 {
+				return ""
+			}
+			return "the path has an empty segment"
+		}
+		if why := checkSegment(seg); why != "" {
+			return why
+		}
+	}
+	return ""
+}

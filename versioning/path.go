@@ -34,11 +34,20 @@ func checkPath(escaped string) string {
 
 // checkSegments checks a "/"-separated run of segments (without the leading
 // slash). trailingSlash allows a final empty segment.
+//
+// A segment of plain bytes only (plainPathByte: no escape, no ';') is safe
+// unless it is "." or ".."; only the others take checkSegment's byte-by-byte
+// decoding, so the common path costs a table look-up per byte.
 func checkSegments(s string, trailingSlash bool) string {
-	segStart := 0
+	segStart, plain := 0, true
 	for i := 0; i <= len(s); i++ {
-		if i < len(s) && s[i] != '/' {
-			continue
+		if i < len(s) {
+			if c := s[i]; c != '/' {
+				if !plainPathByte[c] {
+					plain = false
+				}
+				continue
+			}
 		}
 		seg := s[segStart:i]
 		last := i == len(s)
@@ -48,13 +57,27 @@ func checkSegments(s string, trailingSlash bool) string {
 			}
 			return "the path has an empty segment"
 		}
-		if why := checkSegment(seg); why != "" {
+		if plain {
+			if seg == "." || seg == ".." {
+				return "the path has a dot segment"
+			}
+		} else if why := checkSegment(seg); why != "" {
 			return why
 		}
-		segStart = i + 1
+		segStart, plain = i+1, true
 	}
 	return ""
 }
+
+// plainPathByte marks the bytes a segment may hold raw without changing
+// its name: the path bytes (isPathByte) but ';', which starts the
+// segment's parameters.
+var plainPathByte = func() (t [256]bool) {
+	for c := range 256 {
+		t[c] = isPathByte(byte(c)) && c != ';'
+	}
+	return t
+}()
 
 // checkSegment checks one non-empty segment.
 func checkSegment(seg string) string {

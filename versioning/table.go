@@ -109,8 +109,15 @@ type Version struct {
 	deprecationHeader string
 	sunsetHeader      string
 	successor         *Version
-	upstreamPaths     map[string]string // public resource -> prefix + "/" + upstream resource
-	prefix            string            // normalised UpstreamPrefix
+	upstreamPaths     map[string]resource // by public resource name
+	nameValue         any                 // Name
+	prefix            string              // normalised UpstreamPrefix
+}
+
+// resource is a mapped resource of a version.
+type resource struct {
+	path string // the version's upstream prefix + "/" + the upstream resource
+	name any    // the public resource name (Mapping.ResourceValue)
 }
 
 // Deprecation describes a deprecated version.
@@ -217,18 +224,19 @@ func (t *Table) addVersion(v *Version, shared map[string]string, sharedExpose []
 	v.Methods = append([]string(nil), v.Methods...) // the table owns its versions
 	v.allow = strings.Join(v.Methods, ", ")
 	v.Expose = append([]string(nil), v.Expose...)
-	v.upstreamPaths = make(map[string]string, len(shared)+len(sharedExpose)+len(v.Resources)+len(v.Expose))
+	v.nameValue = v.Name
+	v.upstreamPaths = make(map[string]resource, len(shared)+len(sharedExpose)+len(v.Resources)+len(v.Expose))
 	for pub, up := range shared {
-		v.upstreamPaths[pub] = v.prefix + "/" + up
+		v.upstreamPaths[pub] = resource{v.prefix + "/" + up, pub}
 	}
 	for _, pub := range sharedExpose {
-		v.upstreamPaths[pub] = v.prefix + "/" + pub
+		v.upstreamPaths[pub] = resource{v.prefix + "/" + pub, pub}
 	}
 	for pub, up := range v.Resources {
-		v.upstreamPaths[pub] = v.prefix + "/" + up
+		v.upstreamPaths[pub] = resource{v.prefix + "/" + up, pub}
 	}
 	for _, pub := range v.Expose {
-		v.upstreamPaths[pub] = v.prefix + "/" + pub
+		v.upstreamPaths[pub] = resource{v.prefix + "/" + pub, pub}
 	}
 	if len(v.upstreamPaths) == 0 && !t.passUnmapped {
 		return fmt.Errorf("version %q serves no resource: map or expose at least one resource "+
@@ -344,6 +352,11 @@ type Mapping struct {
 	Rest string
 	// Short reports whether the request used the short form.
 	Short bool
+	// ResourceValue is Resource as an interface value, made once for a
+	// mapped resource (nil for a resource served by PassUnmapped): handing
+	// it to an API that takes an any, such as a Caddy placeholder, costs no
+	// allocation. Version.NameValue is the version's.
+	ResourceValue any
 	// RawPath is the escaped upstream path; Path is the same path decoded.
 	// Set both on the request's URL (Path, RawPath).
 	Path, RawPath string
@@ -395,16 +408,16 @@ func (t *Table) Map(escaped string) (Mapping, error) {
 	if !isName(m.Resource) {
 		return Mapping{}, &NotFoundError{Reason: "no such resource"}
 	}
-	up, ok := v.upstreamPaths[m.Resource]
+	res, ok := v.upstreamPaths[m.Resource]
 	if !ok {
 		if !t.passUnmapped {
 			return Mapping{}, &NotFoundError{Reason: "no such resource"}
 		}
 		m.RawPath = v.prefix + "/" + m.Resource + m.Rest
 	} else {
-		m.RawPath = up
+		m.RawPath, m.ResourceValue = res.path, res.name
 		if m.Rest != "" {
-			m.RawPath = up + m.Rest
+			m.RawPath = res.path + m.Rest
 		}
 	}
 	m.Path = m.RawPath
@@ -467,6 +480,10 @@ func hasEscape(s string) bool {
 	}
 	return false
 }
+
+// NameValue is Name as an interface value, made once (see
+// Mapping.ResourceValue).
+func (v *Version) NameValue() any { return v.nameValue }
 
 // Deprecated reports whether the version is deprecated.
 func (v *Version) Deprecated() bool { return v.Deprecation != nil }

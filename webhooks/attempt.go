@@ -14,6 +14,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/fulfilgate/fulfilgate/webhooks/netpolicy"
 )
 
 // maxResponseRead is how much of a receiver's response body is read (and
@@ -29,7 +31,7 @@ const maxResponseHeaders = 64 << 10
 // policy (the address actually dialled is checked), uses no proxy (a proxy
 // would hide the real destination from the check), and follows no redirects
 // (a 3xx is a failed attempt).
-func newHTTPClient(p *NetPolicy, perHost int) *http.Client {
+func newHTTPClient(p *netpolicy.Policy, perHost int) *http.Client {
 	d := &net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second, Control: p.Control}
 	tr := &http.Transport{
 		Proxy:                  nil,

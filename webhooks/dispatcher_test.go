@@ -10,6 +10,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/fulfilgate/fulfilgate/webhooks/netpolicy"
 )
 
 func subscribe(t testing.TB, s *Service, partner, url, event string) Subscription {
@@ -286,7 +288,7 @@ func TestDeliverySSRFAtDialTime(t *testing.T) {
 	subscribe(t, s, "p1", rcv.URL, EventLabelStatus)
 	s.Close()
 	o := testOptions(db, clock)
-	o.Policy = &NetPolicy{}
+	o.Policy = &netpolicy.Policy{}
 	s2 := newService(t, o)
 	s2.Publish("p1", []Event{{EventLabelStatus, "L"}}, nil)
 	runDue(t, s2)

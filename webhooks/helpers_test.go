@@ -8,6 +8,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/fulfilgate/fulfilgate/webhooks/netpolicy"
 )
 
 // openBackend opens a real storage backend in dir and returns its
@@ -86,8 +88,8 @@ func (c *fakeClock) Advance(d time.Duration) {
 var testKey = []byte("partner-webhook-key-0123456789abcdef")
 
 // loopbackPolicy allows 127.0.0.0/8, where the test receivers listen.
-func loopbackPolicy() *NetPolicy {
-	return &NetPolicy{Allow: []AllowRule{{Networks: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}}}}
+func loopbackPolicy() *netpolicy.Policy {
+	return &netpolicy.Policy{Allow: []netpolicy.AllowRule{{Networks: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}}}}
 }
 
 // testOptions are Options for a service on db with a fake clock, a fixed

@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"go.uber.org/zap"
+
+	"github.com/fulfilgate/fulfilgate/webhooks/netpolicy"
 )
 
 // Errors of the subscription store and the operations API.
@@ -47,9 +49,9 @@ type Options struct {
 	Storage Storage
 	Logger  *zap.Logger // default: zap.NewNop()
 
-	MaxSubscriptionsPerPartner int        // default 100
-	AllowHTTP                  bool       // accept plain http notification URLs (default false: https only)
-	Policy                     *NetPolicy // SSRF policy and the gateway's own listeners; default: public addresses only
+	MaxSubscriptionsPerPartner int               // default 100
+	AllowHTTP                  bool              // accept plain http notification URLs (default false: https only)
+	Policy                     *netpolicy.Policy // SSRF policy and the gateway's own listeners; default: public addresses only
 
 	Timeout       time.Duration // per attempt, default 10s
 	MaxAttempts   int           // default 185
@@ -149,7 +151,7 @@ func (o *Options) setDefaults() error {
 		o.MaxSubscriptionsPerPartner = DefaultMaxSubscriptionsPerPartner
 	}
 	if o.Policy == nil {
-		o.Policy = &NetPolicy{}
+		o.Policy = &netpolicy.Policy{}
 	}
 	if o.Timeout <= 0 {
 		o.Timeout = DefaultTimeout

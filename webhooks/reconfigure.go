@@ -26,7 +26,7 @@ type settings struct {
 
 // clientFor returns the client for partnerID's attempts.
 func (c *settings) clientFor(partnerID string) *http.Client {
-	if !c.built || !c.opts.Policy.namesPartner(partnerID) {
+	if !c.built || !c.opts.Policy.NamesPartner(partnerID) {
 		return c.client
 	}
 	if v, ok := c.partnerClients.Load(partnerID); ok {
@@ -52,14 +52,14 @@ func (c *settings) closeIdle() {
 // and the per-target cap are unchanged, so keep-alive connections survive
 // a Reconfigure that does not touch them.
 func newSettings(o Options, prev *settings) (*settings, error) {
-	o.Policy = o.Policy.clone() // our own copy: a caller's later edits do not leak in
+	o.Policy = o.Policy.Clone() // our own copy: a caller's later edits do not leak in
 	built := o.HTTPClient == nil
 	perTarget := o.PerTargetConcurrency
 	if perTarget <= 0 {
 		perTarget = DefaultPerTargetConcurrency
 	}
 	partnerClients := new(sync.Map)
-	if built && prev != nil && prev.built && o.Policy.equal(prev.opts.Policy) &&
+	if built && prev != nil && prev.built && o.Policy.Equal(prev.opts.Policy) &&
 		perTarget == prev.opts.PerTargetConcurrency {
 		o.Policy, o.HTTPClient, partnerClients = prev.opts.Policy, prev.client, prev.partnerClients
 	}
@@ -79,7 +79,7 @@ func (s *Service) logger() *zap.Logger { return s.cur().opts.Logger }
 // Its Policy is a copy; Clock is the service's clock.
 func (s *Service) Settings() Options {
 	o := s.cur().opts
-	o.Policy = o.Policy.clone()
+	o.Policy = o.Policy.Clone()
 	r := *o.Retry
 	o.Retry = &r
 	return o

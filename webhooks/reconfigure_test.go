@@ -11,6 +11,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/fulfilgate/fulfilgate/webhooks/netpolicy"
 )
 
 func reconfigure(t *testing.T, s *Service, o Options) {
@@ -134,7 +136,7 @@ func TestReconfigurePolicy(t *testing.T) {
 	runDue(t, s) // leaves an idle keep-alive connection
 
 	closed := o
-	closed.Policy = &NetPolicy{}
+	closed.Policy = &netpolicy.Policy{}
 	reconfigure(t, s, closed)
 	s.Publish("p1", []Event{{EventLabelStatus, "L2"}}, nil)
 	runDue(t, s)
@@ -158,7 +160,7 @@ func TestReconfigurePolicy(t *testing.T) {
 		t.Fatalf("after reopening: hits %d queued %d", len(rcv.Hits()), q)
 	}
 	subscribe(t, s, "p1", rcv.URL+"/new", EventLabelStatus)
-	if p := s.Settings().Policy; !p.equal(loopbackPolicy()) {
+	if p := s.Settings().Policy; !p.Equal(loopbackPolicy()) {
 		t.Fatalf("policy %+v", p)
 	}
 }
@@ -317,7 +319,7 @@ func TestReconfigureKeepsClient(t *testing.T) {
 	if c1 == c0 {
 		t.Fatal("client kept although the per-target cap changed")
 	}
-	o.Policy = &NetPolicy{Allow: append(loopbackPolicy().Allow, AllowRule{Networks: []netip.Prefix{netip.MustParsePrefix("10.0.0.0/8")}})}
+	o.Policy = &netpolicy.Policy{Allow: append(loopbackPolicy().Allow, netpolicy.AllowRule{Networks: []netip.Prefix{netip.MustParsePrefix("10.0.0.0/8")}})}
 	reconfigure(t, s, o)
 	if s.cur().client == c1 {
 		t.Fatal("client kept although the policy changed")

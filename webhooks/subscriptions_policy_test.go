@@ -7,6 +7,8 @@ import (
 	"net/netip"
 	"strings"
 	"testing"
+
+	"github.com/fulfilgate/fulfilgate/webhooks/netpolicy"
 )
 
 // receiverAddr is a receiver's listening address.
@@ -17,9 +19,9 @@ func receiverAddr(t *testing.T, r *receiver) netip.AddrPort {
 
 // forbid returns the test policy (loopback allowed) with addr forbidden as
 // a listener of the gateway.
-func forbid(addr netip.AddrPort) *NetPolicy {
+func forbid(addr netip.AddrPort) *netpolicy.Policy {
 	p := loopbackPolicy()
-	p.Forbidden = []ForbiddenTarget{{Addr: addr.Addr(), Ports: PortRange{addr.Port(), addr.Port()}}}
+	p.Forbidden = []netpolicy.ForbiddenTarget{{Addr: addr.Addr(), Ports: netpolicy.PortRange{First: addr.Port(), Last: addr.Port()}}}
 	return p
 }
 
@@ -84,8 +86,8 @@ func TestPartnerScopedExemption(t *testing.T) {
 	subscribe(t, s, "globex", rcv.URL+"/g", EventLabelStatus) // while loopback was open to all
 
 	addr := receiverAddr(t, rcv)
-	o.Policy = &NetPolicy{Allow: []AllowRule{{Networks: []netip.Prefix{netip.PrefixFrom(addr.Addr(), 32)},
-		Ports: []PortRange{{addr.Port(), addr.Port()}}, Partners: []string{"acme"}}}}
+	o.Policy = &netpolicy.Policy{Allow: []netpolicy.AllowRule{{Networks: []netip.Prefix{netip.PrefixFrom(addr.Addr(), 32)},
+		Ports: []netpolicy.PortRange{{First: addr.Port(), Last: addr.Port()}}, Partners: []string{"acme"}}}}
 	reconfigure(t, s, o)
 	if _, _, err := s.Subscriptions().Create(context.Background(), "globex", rcv.URL+"/g2", EventLabelStatus); err == nil {
 		t.Fatal("globex registered a target exempted for acme only")

@@ -25,6 +25,7 @@ import (
 
 	"github.com/fulfilgate/fulfilgate/webhooks"
 	"github.com/fulfilgate/fulfilgate/webhooks/feed"
+	"github.com/fulfilgate/fulfilgate/webhooks/netpolicy"
 )
 
 var partners = []string{"partner-a", "partner-b", "partner-c", "partner-d"}
@@ -46,7 +47,7 @@ func openDB(b *testing.B) *badger.DB {
 func newService(b *testing.B, db *badger.DB, target string) *webhooks.Service {
 	svc, err := webhooks.New(webhooks.Options{
 		Storage: badgerstore.New(db).Webhooks(), AllowHTTP: true,
-		Policy:     &webhooks.NetPolicy{Allow: []webhooks.AllowRule{{Networks: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}}}},
+		Policy:     &netpolicy.Policy{Allow: []netpolicy.AllowRule{{Networks: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}}}},
 		WebhookKey: func(string) ([]byte, error) { return []byte(strings.Repeat("k", 32)), nil },
 	})
 	if err != nil {

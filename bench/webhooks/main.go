@@ -31,6 +31,7 @@ import (
 	"github.com/fulfilgate/fulfilgate/internal/datadir"
 	"github.com/fulfilgate/fulfilgate/storage/badgerstore"
 	"github.com/fulfilgate/fulfilgate/webhooks"
+	"github.com/fulfilgate/fulfilgate/webhooks/netpolicy"
 	"go.uber.org/zap"
 )
 
@@ -173,7 +174,7 @@ var key = []byte("bench-webhook-key-0123456789abcdef")
 
 func options(db *badger.DB, clock func() time.Time, client *http.Client) webhooks.Options {
 	return webhooks.Options{Storage: badgerstore.New(db).Webhooks(), Logger: zap.NewNop(), AllowHTTP: true,
-		Policy:     &webhooks.NetPolicy{Allow: []webhooks.AllowRule{{Networks: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}}}},
+		Policy:     &netpolicy.Policy{Allow: []netpolicy.AllowRule{{Networks: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}}}},
 		WebhookKey: func(string) ([]byte, error) { return key, nil },
 		Clock:      clock, HTTPClient: client, MaxSubscriptionsPerPartner: 1000}
 }

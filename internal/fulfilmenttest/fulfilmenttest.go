@@ -123,7 +123,8 @@ func GuardHeaders() *fulfilhttp.IdentityHeaders {
 func WithVerifiedPartner(r *http.Request, partner string) *http.Request {
 	vars := map[string]any{}
 	if partner != "" {
-		vars[fulfilhttp.PartnerIDVar] = GuardHeaders().Verified(partner)
+		id := GuardHeaders().Verified(partner)
+		vars[fulfilhttp.PartnerIDVar] = &id
 	}
 	return r.WithContext(context.WithValue(r.Context(), caddyhttp.VarsCtxKey, vars))
 }

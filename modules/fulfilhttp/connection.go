@@ -3,7 +3,6 @@ package fulfilhttp
 import (
 	"net/http"
 	"net/textproto"
-	"slices"
 	"strings"
 )
 
@@ -133,13 +132,14 @@ var upgradeTokens = []string{"Upgrade"}
 // uses neither. A server may ignore Upgrade (RFC 9110 §7.8), so the request
 // is answered as if it had not asked.
 //
-// also are more headers (canonical names) to remove; with them, the headers
-// are read in one pass instead of looked up name by name.
-func DropUpgradeAndTrailers(r *http.Request, also ...string) {
+// also, if not nil, names more headers to remove (it is given canonical
+// names); with it, the headers are read in one pass instead of looked up
+// name by name.
+func DropUpgradeAndTrailers(r *http.Request, also func(name string) bool) {
 	if r.Trailer != nil {
 		r.Trailer = nil
 	}
-	if len(also) == 0 {
+	if also == nil {
 		if _, ok := r.Header["Trailer"]; ok {
 			delete(r.Header, "Trailer")
 		}
@@ -148,7 +148,7 @@ func DropUpgradeAndTrailers(r *http.Request, also ...string) {
 		}
 	} else {
 		for name := range r.Header {
-			if name == "Trailer" || name == "Upgrade" || slices.Contains(also, name) {
+			if name == "Trailer" || name == "Upgrade" || also(name) {
 				delete(r.Header, name)
 			}
 		}

@@ -19,7 +19,8 @@ func requestOf(partner string) *http.Request {
 	r := httptest.NewRequest("GET", "/api/fulfilment/v4/shipments", nil)
 	vars := map[string]any{}
 	if partner != "" {
-		vars[PartnerIDVar] = testHeaders().Verified(partner)
+		id := testHeaders().Verified(partner)
+		vars[PartnerIDVar] = &id
 	}
 	return r.WithContext(context.WithValue(r.Context(), caddyhttp.VarsCtxKey, vars))
 }

@@ -43,8 +43,8 @@ func (h *IdentityHeaders) Forward(hdr http.Header, partner string) {
 }
 
 // VerifiedPartner is the identity the Bearer guard attaches to a request it
-// let through, as the value of the variable fulfilment.partner_id in the
-// request's context. It is a Go value, not a string, so nothing a
+// let through, by pointer (*VerifiedPartner) as the value of the variable
+// fulfilment.partner_id in the request's context. It is a Go value, not a string, so nothing a
 // configuration or a request can set (a header, a vars or map directive,
 // the token endpoint's log variable) is one: a handler that forwards an
 // identity takes it only from here. It prints as the partner id, which is
@@ -67,8 +67,11 @@ func (p VerifiedPartner) Forward(hdr http.Header) { p.headers.Forward(hdr, p.id)
 // VerifiedFromRequest returns the identity the Bearer guard attached to r;
 // false when no guard let r through.
 func VerifiedFromRequest(r *http.Request) (VerifiedPartner, bool) {
-	p, ok := caddyhttp.GetVar(r.Context(), PartnerIDVar).(VerifiedPartner)
-	return p, ok && p.id != "" && p.headers != nil
+	p, ok := caddyhttp.GetVar(r.Context(), PartnerIDVar).(*VerifiedPartner)
+	if !ok || p == nil || p.id == "" || p.headers == nil {
+		return VerifiedPartner{}, false
+	}
+	return *p, true
 }
 
 // PartnerFromRequest returns the partner the Bearer guard authenticated for

@@ -14,7 +14,8 @@ import (
 func withVerifiedPartner(r *http.Request, partner string) *http.Request {
 	vars := map[string]any{}
 	if partner != "" {
-		vars[PartnerIDVar] = testHeaders().Verified(partner)
+		id := testHeaders().Verified(partner)
+		vars[PartnerIDVar] = &id
 	}
 	return r.WithContext(context.WithValue(r.Context(), caddyhttp.VarsCtxKey, vars))
 }
@@ -30,7 +31,7 @@ func TestPartnerFromRequestTakesOnlyTheGuardsIdentity(t *testing.T) {
 	if p, ok := PartnerFromRequest(r); ok {
 		t.Errorf("a plain string variable was taken as the identity %q", p)
 	}
-	caddyhttp.SetVar(r.Context(), PartnerIDVar, VerifiedPartner{id: "partner-acme"})
+	caddyhttp.SetVar(r.Context(), PartnerIDVar, &VerifiedPartner{id: "partner-acme"})
 	if p, ok := PartnerFromRequest(r); ok {
 		t.Errorf("an identity without its guard was taken as %q", p)
 	}

@@ -1,17 +1,17 @@
 package fulfilhttp
 
 import (
-	"bufio"
 	"go/ast"
 	"go/parser"
 	"go/token"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/fulfilgate/fulfilgate/internal/errorregistrytest"
 )
 
 // errorRegistry is the partners' page that explains every problem type;
@@ -23,7 +23,7 @@ const errorRegistry = "../../docs/partners/errors.md"
 // every "type" URI a partner receives resolves to its explanation.
 func TestEveryProblemKindIsInTheRegistry(t *testing.T) {
 	emitted := emittedProblemKinds(t)
-	documented := registryKinds(t)
+	documented := errorregistrytest.Kinds(t, errorRegistry)
 	for _, kind := range emitted {
 		if !slices.Contains(documented, kind) {
 			t.Errorf("the code answers with problem kind %q, but %s has no \"### %s\" entry under \"## Problem types\"",
@@ -36,7 +36,7 @@ func TestEveryProblemKindIsInTheRegistry(t *testing.T) {
 // should not handle types that never come.
 func TestTheRegistryListsOnlyEmittedKinds(t *testing.T) {
 	emitted := emittedProblemKinds(t)
-	for _, kind := range registryKinds(t) {
+	for _, kind := range errorregistrytest.Kinds(t, errorRegistry) {
 		if !slices.Contains(emitted, kind) {
 			t.Errorf("%s documents problem kind %q, which no code in modules/fulfilhttp emits", errorRegistry, kind)
 		}
@@ -46,7 +46,7 @@ func TestTheRegistryListsOnlyEmittedKinds(t *testing.T) {
 // The type URIs point at the registry page, so that each resolves to its
 // entry's anchor.
 func TestProblemTypeBaseIsTheRegistryPage(t *testing.T) {
-	if want := "https://github.com/fulfilgate/fulfilgate/blob/main/docs/partners/errors.md#"; ProblemTypeBase != want {
+	if want := errorregistrytest.TypeBase; ProblemTypeBase != want {
 		t.Fatalf("ProblemTypeBase = %q, want %q (the registry page, so that every type URI resolves)", ProblemTypeBase, want)
 	}
 }
@@ -159,34 +159,4 @@ func funcName(e ast.Expr) string {
 		return e.Sel.Name
 	}
 	return ""
-}
-
-// registryKinds returns the "### " headings of the registry's
-// "## Problem types" section.
-func registryKinds(t *testing.T) []string {
-	t.Helper()
-	f, err := os.Open(errorRegistry)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	var kinds []string
-	in := false
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		line := sc.Text()
-		switch {
-		case strings.HasPrefix(line, "## "):
-			in = strings.TrimSpace(line[3:]) == "Problem types"
-		case in && strings.HasPrefix(line, "### "):
-			kinds = append(kinds, strings.TrimSpace(line[4:]))
-		}
-	}
-	if err := sc.Err(); err != nil {
-		t.Fatal(err)
-	}
-	if len(kinds) == 0 {
-		t.Fatalf("%s has no \"### <kind>\" entries under \"## Problem types\"", errorRegistry)
-	}
-	return kinds
 }

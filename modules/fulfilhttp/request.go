@@ -39,8 +39,7 @@ func NewRequestID() string {
 // RequestIDField is the request id the guard gave r, for log lines about
 // r ("" when r did not pass the guard).
 func RequestIDField(r *http.Request) zap.Field {
-	id, _ := caddyhttp.GetVar(r.Context(), RequestIDVar).(string)
-	return zap.String("request_id", id)
+	return zap.String("request_id", VarText(caddyhttp.GetVar(r.Context(), RequestIDVar)))
 }
 
 // ClientAddr is Caddy's client IP for r (which honours trusted_proxies), or

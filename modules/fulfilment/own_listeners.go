@@ -9,7 +9,7 @@ import (
 	"github.com/caddyserver/caddy/v2"
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
 
-	"github.com/fulfilgate/fulfilgate/webhooks"
+	"github.com/fulfilgate/fulfilgate/webhooks/netpolicy"
 )
 
 // ownListeners returns the gateway's own TCP listeners in the config of
@@ -24,7 +24,7 @@ import (
 // A host name in a listen address, or none, stands for every address of
 // this host (the unspecified address): a listener is on this machine, and
 // the policy forbids its port on all of this machine's addresses.
-func ownListeners(ctx caddy.Context) (out []webhooks.ForbiddenTarget, notes []string) {
+func ownListeners(ctx caddy.Context) (out []netpolicy.ForbiddenTarget, notes []string) {
 	add := func(what, addr string) {
 		t, note := listenerTargets(what, addr)
 		out = append(out, t...)
@@ -55,7 +55,7 @@ func ownListeners(ctx caddy.Context) (out []webhooks.ForbiddenTarget, notes []st
 }
 
 // listenerTargets turns one listen address into forbidden targets.
-func listenerTargets(what, addr string) ([]webhooks.ForbiddenTarget, string) {
+func listenerTargets(what, addr string) ([]netpolicy.ForbiddenTarget, string) {
 	na, err := caddy.ParseNetworkAddress(addr)
 	switch {
 	case err != nil:
@@ -74,8 +74,8 @@ func listenerTargets(what, addr string) ([]webhooks.ForbiddenTarget, string) {
 	if err != nil { // empty or a name: this host, every address
 		ip = netip.IPv6Unspecified()
 	}
-	return []webhooks.ForbiddenTarget{{Addr: ip.Unmap(),
-		Ports: webhooks.PortRange{First: uint16(na.StartPort), Last: uint16(na.EndPort)}}}, ""
+	return []netpolicy.ForbiddenTarget{{Addr: ip.Unmap(),
+		Ports: netpolicy.PortRange{First: uint16(na.StartPort), Last: uint16(na.EndPort)}}}, ""
 }
 
 // adminListeners returns the admin endpoint's address ("" when disabled)

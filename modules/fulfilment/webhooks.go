@@ -12,6 +12,7 @@ import (
 
 	"github.com/fulfilgate/fulfilgate/internal/caddyfileargs"
 	"github.com/fulfilgate/fulfilgate/webhooks"
+	"github.com/fulfilgate/fulfilgate/webhooks/netpolicy"
 )
 
 // WebhooksConfig is the "webhooks" block of the fulfilment app: the
@@ -83,9 +84,9 @@ type WebhooksConfig struct {
 	// with the gateway module's version.
 	UserAgent string `json:"user_agent,omitempty"`
 
-	allow     []webhooks.AllowRule       // parsed AllowNetworks
-	forbidden []webhooks.ForbiddenTarget // the gateway's own listeners, set by startWebhooks
-	rt        *webhookRuntime            // set by startWebhooks
+	allow     []netpolicy.AllowRule       // parsed AllowNetworks
+	forbidden []netpolicy.ForbiddenTarget // the gateway's own listeners, set by startWebhooks
+	rt        *webhookRuntime             // set by startWebhooks
 }
 
 // UnmarshalCaddyfile parses the "webhooks" block of the fulfilment global

@@ -10,7 +10,7 @@ import (
 
 	"github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
 
-	"github.com/fulfilgate/fulfilgate/webhooks"
+	"github.com/fulfilgate/fulfilgate/webhooks/netpolicy"
 )
 
 // AllowNetwork is one exemption from the webhook SSRF rules: notification
@@ -75,7 +75,7 @@ func parseAllowNetwork(d *caddyfile.Dispenser) (AllowNetwork, error) {
 		switch opt {
 		case "ports":
 			for _, p := range args {
-				if _, err := webhooks.ParsePortRange(p); err != nil {
+				if _, err := netpolicy.ParsePortRange(p); err != nil {
 					return n, d.Errf("allow_networks ports: %v", err)
 				}
 			}
@@ -90,8 +90,8 @@ func parseAllowNetwork(d *caddyfile.Dispenser) (AllowNetwork, error) {
 }
 
 // rule checks n and returns it as the domain's rule.
-func (n AllowNetwork) rule() (webhooks.AllowRule, error) {
-	var r webhooks.AllowRule
+func (n AllowNetwork) rule() (netpolicy.AllowRule, error) {
+	var r netpolicy.AllowRule
 	if len(n.Networks) == 0 {
 		return r, errors.New("an entry names no network")
 	}
@@ -103,7 +103,7 @@ func (n AllowNetwork) rule() (webhooks.AllowRule, error) {
 		r.Networks = append(r.Networks, p)
 	}
 	for _, s := range n.Ports {
-		p, err := webhooks.ParsePortRange(s)
+		p, err := netpolicy.ParsePortRange(s)
 		if err != nil {
 			return r, err
 		}

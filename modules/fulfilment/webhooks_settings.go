@@ -8,6 +8,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/fulfilgate/fulfilgate/webhooks"
+	"github.com/fulfilgate/fulfilgate/webhooks/netpolicy"
 )
 
 // settings are the webhooks block as the service takes it (at creation,
@@ -21,7 +22,7 @@ func (c *WebhooksConfig) settings() webhooks.Options {
 		PerTargetConcurrency: c.PerTargetConcurrency, Workers: c.Workers, PerPartnerConcurrency: c.PerPartnerConcurrency,
 		MaxSubscriptionsPerPartner: c.MaxSubscriptionsPerPartner, DeliveryLogSize: c.DeliveryLogSize,
 		AllowHTTP: c.AllowHTTP, StandardWebhooks: c.StandardWebhooks, UserAgent: c.UserAgent,
-		Policy: &webhooks.NetPolicy{Allow: slices.Clone(c.allow), Forbidden: slices.Clone(c.forbidden)},
+		Policy: &netpolicy.Policy{Allow: slices.Clone(c.allow), Forbidden: slices.Clone(c.forbidden)},
 	}
 }
 
@@ -71,7 +72,7 @@ func describe[T fmt.Stringer](xs []T) []string {
 func (rt *webhookRuntime) options(w webhooks.Options, logger *zap.Logger) webhooks.Options {
 	w.Storage = rt.st.Stores.Webhooks()
 	w.Logger = logger
-	w.Policy = &webhooks.NetPolicy{Allow: slices.Clone(w.Policy.Allow), Forbidden: slices.Clone(w.Policy.Forbidden)}
+	w.Policy = &netpolicy.Policy{Allow: slices.Clone(w.Policy.Allow), Forbidden: slices.Clone(w.Policy.Forbidden)}
 	w.WebhookKey = rt.webhookKey
 	w.Observer = whMetrics()
 	return w

@@ -11,7 +11,7 @@ import (
 	"github.com/caddyserver/caddy/v2"
 	"github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
 
-	"github.com/fulfilgate/fulfilgate/webhooks"
+	"github.com/fulfilgate/fulfilgate/webhooks/netpolicy"
 )
 
 func TestWebhooksConfigCaddyfile(t *testing.T) {
@@ -136,9 +136,9 @@ func TestWebhooksConfigValidate(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []webhooks.AllowRule{
+	want := []netpolicy.AllowRule{
 		{Networks: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8"), netip.MustParsePrefix("::1/128")}},
-		{Networks: []netip.Prefix{netip.MustParsePrefix("10.0.0.1/32")}, Ports: []webhooks.PortRange{{First: 443, Last: 443}, {First: 9000, Last: 9099}},
+		{Networks: []netip.Prefix{netip.MustParsePrefix("10.0.0.1/32")}, Ports: []netpolicy.PortRange{{First: 443, Last: 443}, {First: 9000, Last: 9099}},
 			Partners: []string{"acme"}},
 	}
 	if !reflect.DeepEqual(c.allow, want) {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/fulfilgate/fulfilgate/internal/datadir"
 	"github.com/fulfilgate/fulfilgate/webhooks"
+	"github.com/fulfilgate/fulfilgate/webhooks/netpolicy"
 )
 
 // openDB opens a real Badger in a temp dir with the gateway's own settings.
@@ -27,7 +28,7 @@ func newService(t testing.TB, db *badger.DB, limit int) *webhooks.Service {
 	t.Helper()
 	s, err := webhooks.New(webhooks.Options{
 		Storage: New(db).Webhooks(), AllowHTTP: true, MaxSubscriptionsPerPartner: limit,
-		Policy:     &webhooks.NetPolicy{Allow: []webhooks.AllowRule{{Networks: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}}}},
+		Policy:     &netpolicy.Policy{Allow: []netpolicy.AllowRule{{Networks: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}}}},
 		WebhookKey: func(string) ([]byte, error) { return []byte("partner-webhook-key-0123456789abcdef"), nil },
 	})
 	if err != nil {

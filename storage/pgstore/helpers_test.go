@@ -14,6 +14,7 @@ import (
 
 	"github.com/fulfilgate/fulfilgate/tokens"
 	"github.com/fulfilgate/fulfilgate/webhooks"
+	"github.com/fulfilgate/fulfilgate/webhooks/netpolicy"
 )
 
 func TestMain(m *testing.M) { pgtest.Main(m) }
@@ -173,7 +174,7 @@ func webhookInstance(t *testing.T, dsn string, refresh time.Duration) *webhooks.
 	t.Helper()
 	svc, err := webhooks.New(webhooks.Options{
 		Storage: instance(t, dsn).Webhooks(), AllowHTTP: true, Timeout: 5 * time.Second, RefreshInterval: refresh,
-		Policy:     &webhooks.NetPolicy{Allow: []webhooks.AllowRule{{Networks: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}}}},
+		Policy:     &netpolicy.Policy{Allow: []netpolicy.AllowRule{{Networks: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}}}},
 		WebhookKey: func(string) ([]byte, error) { return []byte("partner-webhook-key-0123456789abcdef"), nil },
 	})
 	if err != nil {

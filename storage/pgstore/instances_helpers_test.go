@@ -10,6 +10,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/fulfilgate/fulfilgate/webhooks"
+	"github.com/fulfilgate/fulfilgate/webhooks/netpolicy"
 )
 
 // The setup the tests of several gateway instances on one database share
@@ -71,7 +72,7 @@ func OpenTestInstance(t *testing.T, dsn string, tune func(*webhooks.Options)) *T
 	t.Cleanup(i.Store.Close)
 	o := webhooks.Options{
 		Storage: i.Store.Webhooks(), AllowHTTP: true,
-		Policy:     &webhooks.NetPolicy{Allow: []webhooks.AllowRule{{Networks: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}}}},
+		Policy:     &netpolicy.Policy{Allow: []netpolicy.AllowRule{{Networks: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}}}},
 		WebhookKey: func(string) ([]byte, error) { return TestWebhookKey, nil },
 	}
 	if tune != nil {

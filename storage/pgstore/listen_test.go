@@ -12,6 +12,7 @@ import (
 
 	"github.com/fulfilgate/fulfilgate/tokens"
 	"github.com/fulfilgate/fulfilgate/webhooks"
+	"github.com/fulfilgate/fulfilgate/webhooks/netpolicy"
 )
 
 // One gateway instance (one Store) holds one LISTEN connection for all
@@ -79,7 +80,7 @@ func openOneInstance(t *testing.T, dsn string) *oneInstance {
 	}
 	i.hooks, err = webhooks.New(webhooks.Options{
 		Storage: i.store.Webhooks(), AllowHTTP: true, Timeout: 5 * time.Second, RefreshInterval: time.Hour,
-		Policy:     &webhooks.NetPolicy{Allow: []webhooks.AllowRule{{Networks: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}}}},
+		Policy:     &netpolicy.Policy{Allow: []netpolicy.AllowRule{{Networks: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}}}},
 		WebhookKey: func(string) ([]byte, error) { return TestWebhookKey, nil },
 	})
 	if err != nil {

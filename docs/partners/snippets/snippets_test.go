@@ -20,6 +20,7 @@ import (
 	"github.com/fulfilgate/fulfilgate/internal/datadir"
 	"github.com/fulfilgate/fulfilgate/storage/badgerstore"
 	"github.com/fulfilgate/fulfilgate/webhooks"
+	"github.com/fulfilgate/fulfilgate/webhooks/netpolicy"
 )
 
 // The snippets are run as partners run them, against a delivery the
@@ -58,7 +59,7 @@ func captureDelivery(t *testing.T) captured {
 	t.Cleanup(func() { db.Close() })
 	svc, err := webhooks.New(webhooks.Options{
 		Storage: badgerstore.New(db).Webhooks(), AllowHTTP: true,
-		Policy:     &webhooks.NetPolicy{Allow: []webhooks.AllowRule{{Networks: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}}}},
+		Policy:     &netpolicy.Policy{Allow: []netpolicy.AllowRule{{Networks: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}}}},
 		WebhookKey: func(string) ([]byte, error) { return []byte(webhookKey), nil },
 	})
 	if err != nil {

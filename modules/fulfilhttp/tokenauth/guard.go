@@ -155,20 +155,31 @@ func (h *AuthHandler) Validate() error {
 	return nil
 }
 
+// passage is what the guard attaches to one request, in one allocation:
+// the header values it sets, and the values of the variables, which go
+// into Caddy's vars map as pointers into it (a pointer in an interface
+// value needs no allocation of its own).
+type passage struct {
+	// The request id on the answer and upstream, and the identity
+	// upstream. Each header gets a slice of its own element with no room
+	// to grow, so what runs later may edit or append to one without
+	// touching another.
+	vals      [3]string
+	requestID fulfilhttp.Text
+	client    fulfilhttp.Text
+	partner   fulfilhttp.VerifiedPartner
+}
+
 // ServeHTTP implements caddyhttp.MiddlewareHandler.
 func (h *AuthHandler) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyhttp.Handler) error {
 	rid := fulfilhttp.NewRequestID()
-	// The header values the guard sets, in one allocation: the request id
-	// on the answer and upstream, and the identity upstream. Each header
-	// gets a slice of its own element with no room to grow, so what runs
-	// later may edit or append to one without touching another.
-	vals := &[3]string{rid, rid}
-	w.Header()[h.requestID] = vals[0:1:1]
-	r.Header[h.requestID] = vals[1:2:2]
+	p := &passage{vals: [3]string{rid, rid}, requestID: fulfilhttp.Text(rid)}
+	w.Header()[h.requestID] = p.vals[0:1:1]
+	r.Header[h.requestID] = p.vals[1:2:2]
 	// Caddy's vars map (nil outside a Caddy server), looked up once.
 	vars, _ := r.Context().Value(caddyhttp.VarsCtxKey).(map[string]any)
 	if vars != nil {
-		vars[fulfilhttp.RequestIDVar] = rid
+		vars[fulfilhttp.RequestIDVar] = &p.requestID
 	}
 	extra := h.accessLogFields(r)
 	if extra != nil {
@@ -196,15 +207,17 @@ func (h *AuthHandler) ServeHTTP(w http.ResponseWriter, r *http.Request, next cad
 	for _, name := range h.strip {
 		delete(r.Header, name)
 	}
-	vals[2] = id.PartnerID
-	r.Header[h.headers.Identity] = vals[2:3:3]
+	p.vals[2] = id.PartnerID
+	r.Header[h.headers.Identity] = p.vals[2:3:3]
 	if _, ok := r.Header["Connection"]; ok {
 		fulfilhttp.DropConnectionTokens(r.Header, h.headers.Protected)
 	}
-	fulfilhttp.DropUpgradeAndTrailers(r)
+	fulfilhttp.DropUpgradeAndTrailers(r, nil)
 	if vars != nil {
-		vars[fulfilhttp.PartnerIDVar] = h.headers.Verified(id.PartnerID)
-		vars[fulfilhttp.ClientIDVar] = id.ClientID
+		p.partner = h.headers.Verified(id.PartnerID)
+		p.client = fulfilhttp.Text(id.ClientID)
+		vars[fulfilhttp.PartnerIDVar] = &p.partner
+		vars[fulfilhttp.ClientIDVar] = &p.client
 	}
 	if extra != nil {
 		extra.Set(zap.String("partner_id", id.PartnerID))

@@ -172,3 +172,25 @@ func TestAuthGuardKnowsItsServersAccessLogFromProvisioning(t *testing.T) {
 		}
 	}
 }
+
+// The variables the guard sets read as the documented placeholders, and
+// Caddy's vars matcher matches them, as a Caddyfile uses them.
+func TestAuthGuardVariablesReadAsPlaceholders(t *testing.T) {
+	a := startTokensApp(t, testTokensConfig())
+	h, _ := newAuthHandler(t, a, &AuthHandler{})
+	tok, err := a.TokenService().Token(mustAuth(a))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, seen := serveAuth(t, h, "Authorization", "Bearer "+tok.AccessToken)
+	if !seen.called || seen.partner == "" {
+		t.Fatalf("the guard did not pass a valid token on (called %v, partner %q)", seen.called, seen.partner)
+	}
+	if seen.partnerVar != seen.partner || seen.clientVar != tAcmeID {
+		t.Errorf("{http.vars.fulfilment.partner_id} = %q, {http.vars.fulfilment.client_id} = %q; want %q and %q",
+			seen.partnerVar, seen.clientVar, seen.partner, tAcmeID)
+	}
+	if !seen.partnerMatched || !seen.clientMatched {
+		t.Errorf("the vars matcher matched partner_id %v, client_id %v; want both", seen.partnerMatched, seen.clientMatched)
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"testing"
 
+	"github.com/caddyserver/caddy/v2"
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
@@ -40,7 +41,12 @@ type upstreamSeen struct {
 	called    bool
 	header    http.Header
 	partner   string
-	requestID any // the fulfilment.request_id variable
+	requestID string // {http.vars.fulfilment.request_id}, as a placeholder reads it
+	// {http.vars.fulfilment.partner_id} and {http.vars.fulfilment.client_id},
+	// as placeholders read them, and whether Caddy's vars matcher matched
+	// each against the answer's identity.
+	partnerVar, clientVar         string
+	partnerMatched, clientMatched bool
 }
 
 func newAuthHandler(t testing.TB, a *fulfilment.App, h *AuthHandler) (*AuthHandler, *observer.ObservedLogs) {
@@ -69,7 +75,13 @@ func serveAuth(t testing.TB, h *AuthHandler, hdr ...string) (*httptest.ResponseR
 		seen.called = true
 		seen.header = r.Header.Clone()
 		seen.partner, _ = fulfilhttp.PartnerFromRequest(r)
-		seen.requestID = caddyhttp.GetVar(r.Context(), fulfilhttp.RequestIDVar)
+		repl := caddyhttp.NewTestReplacer(r)
+		seen.requestID = repl.ReplaceAll("{http.vars.fulfilment.request_id}", "")
+		seen.partnerVar = repl.ReplaceAll("{http.vars.fulfilment.partner_id}", "")
+		seen.clientVar = repl.ReplaceAll("{http.vars.fulfilment.client_id}", "")
+		r = r.WithContext(context.WithValue(r.Context(), caddy.ReplacerCtxKey, repl))
+		seen.partnerMatched = varsMatch(t, r, fulfilhttp.PartnerIDVar, seen.partner)
+		seen.clientMatched = varsMatch(t, r, fulfilhttp.ClientIDVar, seen.clientVar)
 		w.WriteHeader(http.StatusTeapot)
 		return nil
 	})
@@ -78,6 +90,16 @@ func serveAuth(t testing.TB, h *AuthHandler, hdr ...string) (*httptest.ResponseR
 		t.Fatal(err)
 	}
 	return w, seen
+}
+
+// varsMatch runs Caddy's vars matcher ({name} equal to want) on r.
+func varsMatch(t testing.TB, r *http.Request, name, want string) bool {
+	t.Helper()
+	ok, err := caddyhttp.VarsMatcher{name: {want}}.MatchWithError(r)
+	if err != nil {
+		t.Fatalf("vars matcher on %s: %v", name, err)
+	}
+	return ok && want != ""
 }
 
 func mustAuth(a *fulfilment.App) tokens.Client {

@@ -30,8 +30,9 @@ func TestVersionHandlerRefusesWithoutTheGuardsIdentity(t *testing.T) {
 			return r.WithContext(context.WithValue(r.Context(), caddyhttp.VarsCtxKey, map[string]any{fulfilhttp.PartnerIDVar: testPartner}))
 		},
 		"an identity without its guard": func(r *http.Request) *http.Request {
+			orphan := (*fulfilhttp.IdentityHeaders)(nil).Verified(testPartner)
 			return r.WithContext(context.WithValue(r.Context(), caddyhttp.VarsCtxKey,
-				map[string]any{fulfilhttp.PartnerIDVar: (*fulfilhttp.IdentityHeaders)(nil).Verified(testPartner)}))
+				map[string]any{fulfilhttp.PartnerIDVar: &orphan}))
 		},
 	} {
 		req := httptest.NewRequest(http.MethodGet, "/api/fulfilment/v4/products", nil)
@@ -67,9 +68,10 @@ func TestVersionHandlerForwardsTheGuardsIdentity(t *testing.T) {
 	// The header names fulfilment_auth { identity_header X-Tenant } gives
 	// the identities it verifies.
 	tenant := &fulfilhttp.IdentityHeaders{Identity: "X-Tenant", Protected: []string{"X-Tenant", "X-Request-Id"}}
+	verified := tenant.Verified(testPartner)
 	req = httptest.NewRequest(http.MethodGet, "/api/fulfilment/v4/products", nil)
 	req = req.WithContext(context.WithValue(req.Context(), caddyhttp.VarsCtxKey,
-		map[string]any{fulfilhttp.PartnerIDVar: tenant.Verified(testPartner)}))
+		map[string]any{fulfilhttp.PartnerIDVar: &verified}))
 	_, s = serveVersionRequest(t, h, req)
 	if !reflect.DeepEqual(s.header["X-Tenant"], []string{testPartner}) {
 		t.Errorf("a guard with identity_header X-Tenant: next saw X-Tenant %q, want [%s]", s.header["X-Tenant"], testPartner)

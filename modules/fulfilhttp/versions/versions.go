@@ -52,7 +52,7 @@ func init() {
 // there, and keeps the guard's header names out of Connection, so that the
 // proxy after it can neither lose nor replace the identity; and it forwards
 // neither a protocol upgrade nor trailers (see fulfilhttp.DropUpgradeAndTrailers), nor
-// a header that overrides the method or path (overrideHeaders).
+// a header that overrides the method or path (isOverrideHeader).
 //
 // A deprecated version's responses carry Deprecation (RFC 9745, "@<unix>"),
 // Sunset (RFC 8594, HTTP-date) and Link rel="successor-version" headers.
@@ -272,8 +272,14 @@ func (h *VersionHandler) ServeHTTP(w http.ResponseWriter, r *http.Request, next 
 	v := m.Version
 	fulfilhttp.Metrics().RequestBy(v.Name, id)
 	if repl, ok := r.Context().Value(caddy.ReplacerCtxKey).(*caddy.Replacer); ok {
-		repl.Set("fulfilment.version", v.Name)
-		repl.Set("fulfilment.resource", m.Resource)
+		// The table's interface values: a string put in an any
+		// allocates each time.
+		repl.Set("fulfilment.version", v.NameValue())
+		if m.ResourceValue != nil {
+			repl.Set("fulfilment.resource", m.ResourceValue)
+		} else {
+			repl.Set("fulfilment.resource", m.Resource)
+		}
 		if v.Upstream != "" {
 			repl.Set("fulfilment.upstream", v.Upstream)
 		}
@@ -312,17 +318,23 @@ func (h *VersionHandler) ServeHTTP(w http.ResponseWriter, r *http.Request, next 
 		r.URL.RawPath = m.RawPath
 	}
 	id.Forward(r.Header)
-	fulfilhttp.DropUpgradeAndTrailers(r, overrideHeaders...)
+	fulfilhttp.DropUpgradeAndTrailers(r, isOverrideHeader)
 	return h.wmsErrors.ServeHTTP(w, r, next)
 }
 
-// overrideHeaders (canonical names) ask many server frameworks to take
-// another method or path than the request line's: passed on, they would
-// run a method the version does not serve, or reach a path no resource
-// maps, past the checks above. They are never forwarded.
-var overrideHeaders = []string{
-	"X-Http-Method-Override", "X-Http-Method", "X-Method-Override", "X-Original-Method",
-	"X-Original-Url", "X-Rewrite-Url",
+// isOverrideHeader reports whether name (canonical) is one of the headers
+// that ask many server frameworks to take another method or path than the
+// request line's: passed on, they would run a method the version does not
+// serve, or reach a path no resource maps, past the checks above. They are
+// never forwarded. (A switch: one comparison or two per header a request
+// carries.)
+func isOverrideHeader(name string) bool {
+	switch name {
+	case "X-Http-Method-Override", "X-Http-Method", "X-Method-Override", "X-Original-Method",
+		"X-Original-Url", "X-Rewrite-Url":
+		return true
+	}
+	return false
 }
 
 // refuseUnverified answers a request that reached the handler without the

@@ -16,8 +16,14 @@ import (
 // only the fulfilment app, so that runningApp finds it.
 func loadTestConfig(t *testing.T, webhooksJSON string) *fulfilment.App {
 	t.Helper()
-	cfg := fmt.Sprintf(`{"admin":{"disabled":true},"apps":{"fulfilment":{"data_dir":%q,"webhooks":%s}}}`,
-		t.TempDir(), webhooksJSON)
+	return loadAppConfig(t, fmt.Sprintf(`"webhooks":%s`, webhooksJSON))
+}
+
+// loadAppConfig runs loadTestConfig's config with the fulfilment app's
+// fields given (JSON object members, without braces) beside data_dir.
+func loadAppConfig(t *testing.T, fields string) *fulfilment.App {
+	t.Helper()
+	cfg := fmt.Sprintf(`{"admin":{"disabled":true},"apps":{"fulfilment":{"data_dir":%q,%s}}}`, t.TempDir(), fields)
 	if err := caddy.Load([]byte(cfg), true); err != nil {
 		t.Fatal(err)
 	}
@@ -36,6 +42,22 @@ func adminDo(t *testing.T, method, target, body string) (int, []byte) {
 	r := httptest.NewRequest(method, target, strings.NewReader(body))
 	w := httptest.NewRecorder()
 	if err := serveAdminWebhooks(w, r); err != nil {
+		var ae caddy.APIError
+		if !errors.As(err, &ae) {
+			t.Fatalf("%s %s: not an API error: %v", method, target, err)
+		}
+		return ae.HTTPStatus, []byte(ae.Err.Error())
+	}
+	return w.Code, w.Body.Bytes()
+}
+
+// partnersDo calls the partners admin handler; it returns the status (from
+// the API error, if any) and the body.
+func partnersDo(t *testing.T, method, target string) (int, []byte) {
+	t.Helper()
+	r := httptest.NewRequest(method, target, nil)
+	w := httptest.NewRecorder()
+	if err := serveAdminPartners(w, r); err != nil {
 		var ae caddy.APIError
 		if !errors.As(err, &ae) {
 			t.Fatalf("%s %s: not an API error: %v", method, target, err)

@@ -41,7 +41,10 @@ const (
 //	POST /fulfilment/keys/rotate                                 → 200 key
 //
 // The webhook key of a static partner rotates too, unless the Caddyfile sets
-// its webhook_key (which always wins: 409, change it there).
+// its webhook_key (which always wins: 409, change it there). The clients
+// routes change any client created at run time (with add-client or in the
+// portal), also one of a static partner; a client defined in the Caddyfile
+// is 409 (change it there).
 //
 // Errors: 400 bad input, 404 unknown partner or client, 409 an existing id
 // or a partner, client or key that comes from the configuration (change it
@@ -79,6 +82,17 @@ func tokensAdminErr(err error) error {
 		return apiError(http.StatusBadRequest, err)
 	}
 	return apiError(http.StatusInternalServerError, err)
+}
+
+// clientAdminErr maps an error of changing a client onto its status; a
+// client of the configuration is 409 with what to do instead.
+func clientAdminErr(err error, partner, client string) error {
+	if errors.Is(err, tokens.ErrStatic) {
+		return apiErrorf(http.StatusConflict,
+			"client %s of partner %s is defined in the Caddyfile (the configuration): change or remove it there and reload; "+
+				"only clients created with add-client or in the partner portal are changed here", client, partner)
+	}
+	return tokensAdminErr(err)
 }
 
 func adminTokenService() (*tokens.Service, error) {
@@ -167,13 +181,13 @@ func serveAdminPartners(w http.ResponseWriter, r *http.Request) error {
 		case "rotate":
 			creds, err := svc.RotateSecret(partner, client)
 			if err != nil {
-				return tokensAdminErr(err)
+				return clientAdminErr(err, partner, client)
 			}
 			return writeAdminJSON(w, http.StatusOK, creds)
 		case "disable", "enable":
 			active := seg[3] == "enable"
 			if err := svc.SetClientActive(partner, client, active); err != nil {
-				return tokensAdminErr(err)
+				return clientAdminErr(err, partner, client)
 			}
 			return writeAdminJSON(w, http.StatusOK, map[string]any{"client_id": client, "active": active})
 		}

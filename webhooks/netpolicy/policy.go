@@ -1,4 +1,8 @@
-package webhooks
+// Package netpolicy is the server-side request forgery (SSRF) guard of
+// webhook delivery: which addresses and ports a notification URL may reach,
+// checked when a subscription is registered (CheckHost) and on the address
+// actually dialled (Control).
+package netpolicy
 
 import (
 	"context"
@@ -10,27 +14,27 @@ import (
 	"syscall"
 )
 
-// ErrAddressNotAllowed is wrapped by every refusal of NetPolicy: the address
+// ErrAddressNotAllowed is wrapped by every refusal of Policy: the address
 // is loopback, private, link-local, multicast, unspecified or otherwise not a
 // public unicast address, and no Allow rule covers it; or it is one of the
 // gateway's own listeners.
 var ErrAddressNotAllowed = errors.New("address not allowed by the webhook network policy")
 
 // ErrGatewayListener is wrapped (beside ErrAddressNotAllowed) by the
-// refusal of an address and port that is one of NetPolicy.Forbidden: the
+// refusal of an address and port that is one of Policy.Forbidden: the
 // gateway's own admin endpoint or servers.
 var ErrGatewayListener = errors.New("the gateway's own listener (admin endpoint or server)")
 
-// NetPolicy is the server-side request forgery guard of webhook delivery.
+// Policy is the server-side request forgery guard of webhook delivery.
 // A notification URL may only point at public unicast addresses; Allow
 // rules exempt networks (and ports, and partners) from that, and Forbidden
 // names the gateway's own listeners, which are never dialled whatever Allow
-// says. The zero value (and a nil *NetPolicy) allows public addresses only.
+// says. The zero value (and a nil *Policy) allows public addresses only.
 //
 // A rule that names partners applies only through ForPartner: a policy
 // used as it is (its Control hook, CheckHost) applies the rules that name
 // no partner.
-type NetPolicy struct {
+type Policy struct {
 	// Allow lists exemptions from the public-address rule. Default: none.
 	Allow []AllowRule
 	// Forbidden lists the gateway's own listeners. Default: none.
@@ -83,7 +87,7 @@ var (
 )
 
 // Allowed reports whether ap may be dialled (see check).
-func (p *NetPolicy) Allowed(ap netip.AddrPort) bool { return p.check(ap) == nil }
+func (p *Policy) Allowed(ap netip.AddrPort) bool { return p.check(ap) == nil }
 
 // check returns nil if ap may be dialled: it is not one of the gateway's
 // own listeners, and an Allow rule that names no partner covers it or it is
@@ -91,7 +95,7 @@ func (p *NetPolicy) Allowed(ap netip.AddrPort) bool { return p.check(ap) == nil 
 // embed an IPv4 address (NAT64, 6to4) are judged by the IPv4 address they
 // carry. The error wraps ErrAddressNotAllowed (and ErrGatewayListener for
 // a listener of the gateway).
-func (p *NetPolicy) check(ap netip.AddrPort) error {
+func (p *Policy) check(ap netip.AddrPort) error {
 	ip := ap.Addr().WithZone("")
 	if !ip.IsValid() {
 		return fmt.Errorf("%w: invalid address", ErrAddressNotAllowed)
@@ -146,7 +150,7 @@ func publicAddr(ip netip.Addr) bool {
 // ANY of its addresses may not be dialled, or a resolution error. It is the
 // registration-time check; Control repeats the check on the address
 // actually dialled.
-func (p *NetPolicy) CheckHost(ctx context.Context, host string, port uint16) error {
+func (p *Policy) CheckHost(ctx context.Context, host string, port uint16) error {
 	host = strings.TrimSuffix(strings.TrimPrefix(host, "["), "]")
 	if host == "" {
 		return errors.New("empty host")
@@ -172,7 +176,7 @@ func (p *NetPolicy) CheckHost(ctx context.Context, host string, port uint16) err
 // Control is a net.Dialer.Control hook: it refuses to connect to an address
 // the policy does not allow. It sees the address actually dialled, after
 // name resolution, so DNS rebinding gains nothing.
-func (p *NetPolicy) Control(network, address string, _ syscall.RawConn) error {
+func (p *Policy) Control(network, address string, _ syscall.RawConn) error {
 	ap, err := netip.ParseAddrPort(address)
 	if err != nil {
 		return fmt.Errorf("%w: unparsable dial address %q", ErrAddressNotAllowed, address)
@@ -181,6 +185,6 @@ func (p *NetPolicy) Control(network, address string, _ syscall.RawConn) error {
 }
 
 // Dialer returns a net.Dialer whose Control hook is p.Control.
-func (p *NetPolicy) Dialer() *net.Dialer {
+func (p *Policy) Dialer() *net.Dialer {
 	return &net.Dialer{Control: p.Control}
 }

@@ -1,4 +1,4 @@
-package webhooks
+package netpolicy
 
 import (
 	"fmt"
@@ -51,7 +51,7 @@ type AllowRule struct {
 	Networks []netip.Prefix
 	// Ports the rule covers. Empty: every port.
 	Ports []PortRange
-	// Partners the rule applies to (through NetPolicy.ForPartner). Empty:
+	// Partners the rule applies to (through Policy.ForPartner). Empty:
 	// every partner.
 	Partners []string
 }
@@ -150,8 +150,8 @@ var localAddrs = func() []netip.Addr {
 // ForPartner returns the policy that applies to partnerID's webhooks: the
 // rules that name no partner, and those that name partnerID (as rules
 // for every partner). The result is p's own copy.
-func (p *NetPolicy) ForPartner(partnerID string) *NetPolicy {
-	out := &NetPolicy{}
+func (p *Policy) ForPartner(partnerID string) *Policy {
+	out := &Policy{}
 	if p == nil {
 		return out
 	}
@@ -165,20 +165,20 @@ func (p *NetPolicy) ForPartner(partnerID string) *NetPolicy {
 	return out
 }
 
-// namesPartner reports whether a rule of p names partnerID.
-func (p *NetPolicy) namesPartner(partnerID string) bool {
+// NamesPartner reports whether a rule of p names partnerID.
+func (p *Policy) NamesPartner(partnerID string) bool {
 	if p == nil {
 		return false
 	}
 	return slices.ContainsFunc(p.Allow, func(r AllowRule) bool { return slices.Contains(r.Partners, partnerID) })
 }
 
-// clone returns a deep copy of p (nil stays nil).
-func (p *NetPolicy) clone() *NetPolicy {
+// Clone returns a deep copy of p (nil stays nil).
+func (p *Policy) Clone() *Policy {
 	if p == nil {
 		return nil
 	}
-	out := &NetPolicy{Forbidden: slices.Clone(p.Forbidden)}
+	out := &Policy{Forbidden: slices.Clone(p.Forbidden)}
 	for _, r := range p.Allow {
 		out.Allow = append(out.Allow, AllowRule{Networks: slices.Clone(r.Networks),
 			Ports: slices.Clone(r.Ports), Partners: slices.Clone(r.Partners)})
@@ -186,9 +186,9 @@ func (p *NetPolicy) clone() *NetPolicy {
 	return out
 }
 
-// equal reports whether p and o are the same policy (nil is the empty one).
-func (p *NetPolicy) equal(o *NetPolicy) bool {
-	var a, b NetPolicy
+// Equal reports whether p and o are the same policy (nil is the empty one).
+func (p *Policy) Equal(o *Policy) bool {
+	var a, b Policy
 	if p != nil {
 		a = *p
 	}

@@ -1,4 +1,4 @@
-package webhooks
+package netpolicy
 
 import (
 	"context"
@@ -11,12 +11,17 @@ import (
 )
 
 // allowedAt reports whether p allows ip at port 443.
-func allowedAt(p *NetPolicy, ip string) bool {
+func allowedAt(p *Policy, ip string) bool {
 	return p.Allowed(netip.AddrPortFrom(netip.MustParseAddr(ip), 443))
 }
 
+// loopbackPolicy allows 127.0.0.0/8, where the test receivers listen.
+func loopbackPolicy() *Policy {
+	return &Policy{Allow: []AllowRule{{Networks: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}}}}
+}
+
 func TestNetPolicyAllowedAddr(t *testing.T) {
-	var strict NetPolicy
+	var strict Policy
 	denied := []string{
 		"127.0.0.1", "127.255.255.254", "::1", "0.0.0.0", "::", "0.1.2.3",
 		"10.0.0.1", "172.16.0.1", "172.31.255.255", "192.168.1.1",
@@ -44,7 +49,7 @@ func TestNetPolicyAllowedAddr(t *testing.T) {
 	if strict.Allowed(netip.AddrPort{}) {
 		t.Error("zero Addr allowed")
 	}
-	var nilPolicy *NetPolicy
+	var nilPolicy *Policy
 	if allowedAt(nilPolicy, "127.0.0.1") || !allowedAt(nilPolicy, "8.8.8.8") {
 		t.Error("nil policy must behave as the strict policy")
 	}
@@ -64,7 +69,7 @@ func TestNetPolicyAllowedAddr(t *testing.T) {
 
 func TestNetPolicyCheckHost(t *testing.T) {
 	ctx := context.Background()
-	var strict NetPolicy
+	var strict Policy
 	for _, h := range []string{"127.0.0.1", "[::1]", "::1", "localhost", "10.1.2.3", "[::ffff:127.0.0.1]", "169.254.169.254"} {
 		err := strict.CheckHost(ctx, h, 443)
 		if !errors.Is(err, ErrAddressNotAllowed) {
@@ -80,7 +85,7 @@ func TestNetPolicyCheckHost(t *testing.T) {
 	if err := strict.CheckHost(ctx, "no-such-host.invalid", 443); err == nil {
 		t.Error("unresolvable host accepted")
 	}
-	loop := NetPolicy{Allow: []AllowRule{{Networks: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8"), netip.MustParsePrefix("::1/128")}}}}
+	loop := Policy{Allow: []AllowRule{{Networks: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8"), netip.MustParsePrefix("::1/128")}}}}
 	for _, h := range []string{"127.0.0.1", "localhost", "[::1]"} {
 		if err := loop.CheckHost(ctx, h, 443); err != nil {
 			t.Errorf("CheckHost(%q) with loopback allowed: %v", h, err)
@@ -95,7 +100,7 @@ func TestNetPolicyControl(t *testing.T) {
 	defer srv.Close()
 	addr := srv.Listener.Addr().String()
 
-	var strict NetPolicy
+	var strict Policy
 	_, err := strict.Dialer().Dial("tcp", addr)
 	if !errors.Is(err, ErrAddressNotAllowed) {
 		t.Fatalf("strict dial to %s: %v, want ErrAddressNotAllowed", addr, err)

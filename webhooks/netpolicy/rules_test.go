@@ -1,4 +1,4 @@
-package webhooks
+package netpolicy
 
 import (
 	"context"
@@ -40,7 +40,7 @@ func withLocalAddrs(t *testing.T, addrs ...string) {
 // the allowed network stay allowed.
 func TestNetPolicyForbiddenBeatsAllow(t *testing.T) {
 	withLocalAddrs(t, "192.168.7.5", "2001:db8::5")
-	p := &NetPolicy{
+	p := &Policy{
 		Allow: []AllowRule{{Networks: prefixes("0.0.0.0/0", "::/0")}},
 		Forbidden: []ForbiddenTarget{
 			{Addr: netip.MustParseAddr("127.0.0.1"), Ports: PortRange{2019, 2019}},
@@ -68,7 +68,7 @@ func TestNetPolicyForbiddenBeatsAllow(t *testing.T) {
 // host's public address) forbids that address and port exactly.
 func TestNetPolicyForbiddenSpecificAddress(t *testing.T) {
 	withLocalAddrs(t)
-	p := &NetPolicy{Forbidden: []ForbiddenTarget{{Addr: netip.MustParseAddr("93.184.216.34"), Ports: PortRange{443, 443}}}}
+	p := &Policy{Forbidden: []ForbiddenTarget{{Addr: netip.MustParseAddr("93.184.216.34"), Ports: PortRange{443, 443}}}}
 	if p.Allowed(ap("93.184.216.34:443")) {
 		t.Error("93.184.216.34:443 allowed, want refused (a listener of the gateway)")
 	}
@@ -81,12 +81,12 @@ func TestNetPolicyForbiddenSpecificAddress(t *testing.T) {
 // applies only to them (through ForPartner); used without a partner it
 // covers nothing.
 func TestNetPolicyScopedRules(t *testing.T) {
-	p := &NetPolicy{Allow: []AllowRule{
+	p := &Policy{Allow: []AllowRule{
 		{Networks: prefixes("127.0.0.1/32"), Ports: []PortRange{{9000, 9099}, {9443, 9443}}},
 		{Networks: prefixes("10.20.0.0/16"), Ports: []PortRange{{443, 443}}, Partners: []string{"acme"}},
 	}}
 	for _, c := range []struct {
-		policy *NetPolicy
+		policy *Policy
 		who    string
 		addr   string
 		want   bool
@@ -108,15 +108,15 @@ func TestNetPolicyScopedRules(t *testing.T) {
 			t.Errorf("%s to %s: allowed %v, want %v", c.who, c.addr, got, c.want)
 		}
 	}
-	if !p.namesPartner("acme") || p.namesPartner("globex") {
-		t.Error("namesPartner: want true for acme only")
+	if !p.NamesPartner("acme") || p.NamesPartner("globex") {
+		t.Error("NamesPartner: want true for acme only")
 	}
 }
 
 // Registration checks the URL's port too: localhost at the admin port is
 // refused although loopback is allowed.
 func TestNetPolicyCheckHostPort(t *testing.T) {
-	p := &NetPolicy{
+	p := &Policy{
 		Allow:     []AllowRule{{Networks: prefixes("127.0.0.0/8", "::1/128")}},
 		Forbidden: []ForbiddenTarget{{Addr: netip.MustParseAddr("127.0.0.1"), Ports: PortRange{2019, 2019}}},
 	}
