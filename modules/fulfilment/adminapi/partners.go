@@ -112,7 +112,8 @@ func adminAddClient(w http.ResponseWriter, svc *tokens.Service, id string) error
 	case errors.Is(err, tokens.ErrLimit):
 		return apiErrorf(http.StatusConflict,
 			"partner %s already has %d clients (disabled ones and those of the Caddyfile included), the most allowed: "+
-				"the partner revokes one in the portal first, or raise max_clients of fulfilment_portal", id, limit)
+				"have the partner revoke one in the portal, or raise max_clients of fulfilment_portal (default %d)",
+			id, limit, tokens.DefaultClientLimit)
 	case errors.Is(err, tokens.ErrDisabled):
 		return apiErrorf(http.StatusConflict, "partner %s is disabled: enable it first", id)
 	case err != nil:
