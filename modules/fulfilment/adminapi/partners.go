@@ -48,9 +48,10 @@ const (
 // one of a static partner; a client defined in the Caddyfile is 409 (change
 // it there).
 //
-// Errors: 400 bad input, 404 unknown partner or client, 409 an existing id
-// or a partner, client or key that comes from the configuration (change it
-// there), 405 another method, 503 when the fulfilment app is not running.
+// Errors: 400 bad input, 404 unknown partner or client, 409 an existing id,
+// a partner, client or key that comes from the configuration (change it
+// there), or a client added to a disabled partner or one at its client
+// limit, 405 another method, 503 when the fulfilment app is not running.
 type adminPartners struct{}
 
 // CaddyModule returns the Caddy module information.
