@@ -150,3 +150,20 @@ func TestAdminAddClientBelongsToTheNamedPartnerOnly(t *testing.T) {
 		t.Fatalf("partner-acme has %d clients after adds through other paths, want %d", n, before)
 	}
 }
+
+// Without a portal in the config, add-client keeps to the portal's default
+// limit: partner-acme (1 configured client) gets 9 more, then 409.
+func TestAdminAddClientWithoutAPortalKeepsToTheDefaultLimit(t *testing.T) {
+	svc, _ := loadStaticPartners(t)
+	for i := 1; i < tokens.DefaultClientLimit; i++ {
+		if status, _, body := addClient(t, "partner-acme"); status != http.StatusCreated {
+			t.Fatalf("client %d of partner-acme answered %d %s, want 201", i+1, status, body)
+		}
+	}
+	if status, _, body := addClient(t, "partner-acme"); status != http.StatusConflict {
+		t.Fatalf("client %d of partner-acme answered %d %s, want 409", tokens.DefaultClientLimit+1, status, body)
+	}
+	if n := len(svc.PartnerClients("partner-acme")); n != tokens.DefaultClientLimit {
+		t.Fatalf("partner-acme has %d clients, want %d", n, tokens.DefaultClientLimit)
+	}
+}
