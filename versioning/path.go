@@ -39,42 +39,48 @@ func checkPath(escaped string) string {
 // unless it is "." or ".."; only the others take checkSegment's byte-by-byte
 // decoding, so the common path costs a table look-up per byte.
 func checkSegments(s string, trailingSlash bool) string {
-	segStart, plain := 0, true
-	for i := 0; i <= len(s); i++ {
-		if i < len(s) {
-			if c := s[i]; c != '/' {
-				if !plainPathByte[c] {
-					plain = false
-				}
-				continue
-			}
+	segStart := 0
+	var odd byte // not 0 once the segment holds a byte that is not plain
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c != '/' {
+			odd |= notPlainPathByte[c]
+			continue
 		}
-		seg := s[segStart:i]
-		last := i == len(s)
-		if seg == "" {
-			if last && trailingSlash && segStart > 0 {
-				return ""
-			}
-			return "the path has an empty segment"
-		}
-		if plain {
-			if seg == "." || seg == ".." {
-				return "the path has a dot segment"
-			}
-		} else if why := checkSegment(seg); why != "" {
+		if why := checkSegmentAt(s[segStart:i], odd, false, false); why != "" {
 			return why
 		}
-		segStart, plain = i+1, true
+		segStart, odd = i+1, 0
+	}
+	return checkSegmentAt(s[segStart:], odd, true, trailingSlash && segStart > 0)
+}
+
+// checkSegmentAt checks the segment seg of checkSegments; odd is not 0 if
+// it holds a byte that is not plain, last is whether it ends the path, and
+// emptyOK whether it may then be empty (one trailing slash).
+func checkSegmentAt(seg string, odd byte, last, emptyOK bool) string {
+	switch {
+	case seg == "":
+		if last && emptyOK {
+			return ""
+		}
+		return "the path has an empty segment"
+	case odd != 0:
+		return checkSegment(seg)
+	case seg == "." || seg == "..":
+		return "the path has a dot segment"
 	}
 	return ""
 }
 
-// plainPathByte marks the bytes a segment may hold raw without changing
-// its name: the path bytes (isPathByte) but ';', which starts the
-// segment's parameters.
-var plainPathByte = func() (t [256]bool) {
+// notPlainPathByte is 1 for the bytes a segment may not hold raw without
+// the decoding check: all but the path bytes (isPathByte), and ';', which
+// starts the segment's parameters.
+var notPlainPathByte = func() (t [256]byte) {
 	for c := range 256 {
-		t[c] = isPathByte(byte(c)) && c != ';'
+		if !isPathByte(byte(c)) || c == ';' {
+			t[c] = 1
+		}
 	}
 	return t
 }()

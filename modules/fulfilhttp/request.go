@@ -19,11 +19,17 @@ const RequestIDVar = "fulfilment.request_id"
 // placeholder costs a request several allocations it does not otherwise
 // need (it registers itself in the vars and the access log's fields).
 func NewRequestID() string {
+	var s [36]byte
+	FillRequestID(&s)
+	return string(s[:])
+}
+
+// FillRequestID writes a new request id (NewRequestID's text) into s.
+func FillRequestID(s *[36]byte) {
 	var u [16]byte
 	_, _ = rand.Read(u[:])  // never fails (crypto/rand panics instead)
 	u[6] = u[6]&0x0f | 0x40 // version 4
 	u[8] = u[8]&0x3f | 0x80 // RFC 9562 variant
-	var s [36]byte
 	hex.Encode(s[0:8], u[0:4])
 	s[8] = '-'
 	hex.Encode(s[9:13], u[4:6])
@@ -33,7 +39,6 @@ func NewRequestID() string {
 	hex.Encode(s[19:23], u[8:10])
 	s[23] = '-'
 	hex.Encode(s[24:], u[10:])
-	return string(s[:])
 }
 
 // RequestIDField is the request id the guard gave r, for log lines about

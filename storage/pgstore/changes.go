@@ -61,49 +61,46 @@ func (ws *webhookStore) Changes(ctx context.Context) (<-chan webhooks.Change, er
 	})
 }
 
-// follow listens on ChangeChannel on a connection of its own until ctx
-// ends, and returns once the first LISTEN is in place. The channel (one
-// value buffered; kinds arriving while it is full are merged into it)
-// receives of(payload) for each notification whose kind of is not 0, and
-// all after each reconnection, since notifications sent while the listener
-// was away are lost. Connection failures go to the store's OnError; the
-// listener reconnects, backing off up to 5 s. The channel is closed when
-// ctx ends.
+// follow subscribes to ChangeChannel, on the store's one listening
+// connection, until ctx ends or the store closes, and returns once the
+// LISTEN is in place. The channel (one value buffered; kinds arriving
+// while it is full are merged into it) receives of(payload) for each
+// notification whose kind of is not 0, and all after each reconnection,
+// since notifications sent while the connection was away are lost.
+// Connection failures go to the store's OnError; the connection is
+// reopened, backing off up to 5 s. The channel is closed when the
+// subscription ends.
 func follow[C ~uint8](ctx context.Context, s *Store, all C, of func(kind string) C) (<-chan C, error) {
-	conn, err := s.listenOn(ctx, ChangeChannel)
+	out := make(chan C, 1)
+	send := func(c C) {
+		// The only sender (the listener calls it with its lock held):
+		// when the buffer is full, merge with what waits there (or, if
+		// the reader took it meanwhile, send alone).
+		select {
+		case out <- c:
+		default:
+			select {
+			case prev := <-out:
+				out <- prev | c
+			default:
+				out <- c
+			}
+		}
+	}
+	err := s.subscribe(ctx, &subscription{
+		channel: ChangeChannel,
+		name:    "change listener",
+		notified: func(payload string) {
+			if c := of(payload); c != 0 {
+				send(c)
+			}
+		},
+		reconnected: func() { send(all) },
+		end:         func() { close(out) },
+	})
 	if err != nil {
 		return nil, err
 	}
-	out := make(chan C, 1)
-	go func() {
-		defer close(out)
-		send := func(c C) {
-			// The only sender: when the buffer is full, merge with what
-			// waits there (or, if the reader took it meanwhile, send
-			// alone).
-			select {
-			case out <- c:
-			default:
-				select {
-				case prev := <-out:
-					out <- prev | c
-				default:
-					out <- c
-				}
-			}
-		}
-		listener{
-			channel: ChangeChannel,
-			name:    "change listener",
-			notified: func(payload string) {
-				if c := of(payload); c != 0 {
-					send(c)
-				}
-			},
-			reconnected: func() { send(all) },
-			failed:      s.reportError,
-		}.run(ctx, s, conn)
-	}()
 	return out, nil
 }
 

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
-	"net/netip"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -17,10 +16,8 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/fulfilgate/fulfilgate/storage/pgstore"
-	"github.com/fulfilgate/fulfilgate/storage/pgstore/pgtest"
 	"github.com/fulfilgate/fulfilgate/webhooks"
 	"github.com/fulfilgate/fulfilgate/webhooks/feed"
-	"github.com/fulfilgate/fulfilgate/webhooks/netpolicy"
 	"github.com/fulfilgate/fulfilgate/wmssim"
 )
 
@@ -30,24 +27,6 @@ const (
 	hookURL   = "http://127.0.0.1:9/hooks" // never dialled: no dispatcher runs
 	readerHdr = "X-Test-Reader"
 )
-
-// clock is the instances' shared wall clock, advanced by the test.
-type clock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func (c *clock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *clock) Advance(d time.Duration) {
-	c.mu.Lock()
-	c.now = c.now.Add(d)
-	c.mu.Unlock()
-}
 
 // warehouse is the WMS simulator on a loopback server. Every feed request
 // is counted per reader (the readerHdr header).
@@ -167,54 +146,24 @@ func (p *pausingPublisher) pause(t *testing.T) (arrived <-chan struct{}, release
 // with the clock now; page is the page size asked for.
 func newInstance(t *testing.T, name, dsn string, w *warehouse, now func() time.Time, page int) *instance {
 	t.Helper()
-	pool, err := pgstore.Open(context.Background(), dsn, pgstore.Options{})
-	if err != nil {
+	i := pgstore.OpenTestInstance(t, dsn, func(o *webhooks.Options) { o.Clock = now })
+	if _, _, err := i.Hooks.Subscriptions().Create(context.Background(), partner, hookURL, webhooks.EventOutboundStatus); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(pool.Close)
-	st := pgstore.New(pool)
-	hooks, err := webhooks.New(webhooks.Options{
-		Storage: st.Webhooks(), AllowHTTP: true,
-		Policy:     &netpolicy.Policy{Allow: []netpolicy.AllowRule{{Networks: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}}}},
-		WebhookKey: func(string) ([]byte, error) { return []byte("partner-webhook-key-0123456789abcdef"), nil },
-		Clock:      now,
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { hooks.Close() })
-	if _, _, err := hooks.Subscriptions().Create(context.Background(), partner, hookURL, webhooks.EventOutboundStatus); err != nil {
-		t.Fatal(err)
-	}
-	pub := &pausingPublisher{Service: hooks}
-	f, err := feed.New(feed.Options{Name: "wms", Store: st.Feed("wms"), Clock: now},
+	pub := &pausingPublisher{Service: i.Hooks}
+	f, err := feed.New(feed.Options{Name: "wms", Store: i.Store.Feed("wms"), Clock: now},
 		feed.Settings{Publisher: pub, Partners: knownPartner,
 			Poll: feed.PollConfig{URL: w.srv.URL + "/wms/changes", PageSize: page, Header: http.Header{readerHdr: {name}}, Interval: 50 * time.Millisecond}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { f.Close() })
-	return &instance{name: name, pool: pool, store: st, hooks: hooks, pub: pub, feed: f}
+	return &instance{name: name, pool: i.Pool, store: i.Store, hooks: i.Hooks, pub: pub, feed: f}
 }
 
 // knownPartner is the gateway's partners: partner only, not a
 // consolidation partner.
 func knownPartner(id string) (consolidation, ok bool, err error) { return false, id == partner, nil }
-
-// database is a fresh migrated database's DSN.
-func database(t *testing.T) string {
-	t.Helper()
-	dsn := pgtest.Database(t)
-	pool, err := pgstore.Open(context.Background(), dsn, pgstore.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer pool.Close()
-	if _, err := pgstore.Migrate(context.Background(), pool, false); err != nil {
-		t.Fatal(err)
-	}
-	return dsn
-}
 
 // queuedIDs counts the queued deliveries per id (x-hook-id), through a
 // pool of its own on dsn.
@@ -271,17 +220,4 @@ func pollUntilCaughtUp(t *testing.T, i *instance, limit int) {
 		}
 	}
 	t.Fatalf("%s did not catch up in %d polls", i.name, limit)
-}
-
-// waitFor polls cond until it holds, failing t after a generous deadline
-// (the loops run on the real clock).
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("still waiting, after 30s, for %s", what)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
 }

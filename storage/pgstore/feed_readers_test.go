@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fulfilgate/fulfilgate/storage/pgstore"
 	"github.com/fulfilgate/fulfilgate/webhooks/feed"
 )
 
@@ -16,7 +17,7 @@ import (
 var start = time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC)
 
 func TestOnlyTheLeaseHolderReadsTheFeed(t *testing.T) {
-	dsn, w, c := database(t), newWarehouse(t), &clock{now: start}
+	dsn, w, c := pgstore.MigratedDatabase(t), newWarehouse(t), pgstore.NewTestClock(start)
 	w.outbounds(3)
 	a := newInstance(t, "a", dsn, w, c.Now, 100)
 	b := newInstance(t, "b", dsn, w, c.Now, 100)
@@ -55,7 +56,7 @@ func TestOnlyTheLeaseHolderReadsTheFeed(t *testing.T) {
 }
 
 func TestAnotherInstanceTakesOverWhenTheHolderDiesWithoutReleasing(t *testing.T) {
-	dsn, w, c := database(t), newWarehouse(t), &clock{now: start}
+	dsn, w, c := pgstore.MigratedDatabase(t), newWarehouse(t), pgstore.NewTestClock(start)
 	w.outbounds(4)
 	a := newInstance(t, "a", dsn, w, c.Now, 2)
 	b := newInstance(t, "b", dsn, w, c.Now, 2)
@@ -80,7 +81,7 @@ func TestAnotherInstanceTakesOverWhenTheHolderDiesWithoutReleasing(t *testing.T)
 }
 
 func TestAClosedHolderHandsTheFeedOverAtOnce(t *testing.T) {
-	dsn, w, c := database(t), newWarehouse(t), &clock{now: start}
+	dsn, w, c := pgstore.MigratedDatabase(t), newWarehouse(t), pgstore.NewTestClock(start)
 	w.outbounds(2)
 	a := newInstance(t, "a", dsn, w, c.Now, 100)
 	b := newInstance(t, "b", dsn, w, c.Now, 100)
@@ -102,7 +103,7 @@ func TestAClosedHolderHandsTheFeedOverAtOnce(t *testing.T) {
 // page is refused: every event is queued once, under the id the new holder
 // gave it.
 func TestAStaleHoldersPageIsRefusedAndEachEventIsQueuedOnce(t *testing.T) {
-	dsn, w, c := database(t), newWarehouse(t), &clock{now: start}
+	dsn, w, c := pgstore.MigratedDatabase(t), newWarehouse(t), pgstore.NewTestClock(start)
 	w.outbounds(3)
 	a := newInstance(t, "a", dsn, w, c.Now, 100)
 	b := newInstance(t, "b", dsn, w, c.Now, 100)
@@ -143,7 +144,7 @@ func TestAStaleHoldersPageIsRefusedAndEachEventIsQueuedOnce(t *testing.T) {
 // lease: the holder's next page is refused, and it reads on from the reset
 // cursor once it has the lease again.
 func TestAResetOnAnotherInstanceMovesTheHoldersCursor(t *testing.T) {
-	dsn, w, c := database(t), newWarehouse(t), &clock{now: start}
+	dsn, w, c := pgstore.MigratedDatabase(t), newWarehouse(t), pgstore.NewTestClock(start)
 	w.outbounds(2)
 	a := newInstance(t, "a", dsn, w, c.Now, 100)
 	b := newInstance(t, "b", dsn, w, c.Now, 100)
@@ -177,11 +178,11 @@ func TestTheRunningHolderKeepsTheFeedUntilCutOffThenAnotherReadsOn(t *testing.T)
 	if testing.Short() {
 		t.Skip("waits for a lease to run out on the real clock")
 	}
-	dsn, w := database(t), newWarehouse(t)
+	dsn, w := pgstore.MigratedDatabase(t), newWarehouse(t)
 	w.outbounds(2)
 	a := newInstance(t, "a", dsn, w, time.Now, 100)
 	a.feed.Start()
-	waitFor(t, "the first reader to read the two changes", func() bool { return len(queuedIDs(t, dsn)) == 2 })
+	pgstore.WaitUntil(t, "the first reader to read the two changes", func() bool { return len(queuedIDs(t, dsn)) == 2 })
 	b := newInstance(t, "b", dsn, w, time.Now, 100)
 	b.feed.Start()
 
@@ -195,18 +196,18 @@ func TestTheRunningHolderKeepsTheFeedUntilCutOffThenAnotherReadsOn(t *testing.T)
 
 	a.pool.Close() // a is cut off from the database
 	w.outbounds(1)
-	waitFor(t, "the other instance to take the feed over", func() bool {
+	pgstore.WaitUntil(t, "the other instance to take the feed over", func() bool {
 		st := b.feed.Status()
 		return st.ReaderStatus != nil && st.ReaderHere
 	})
-	waitFor(t, "the new holder to read the new change", func() bool { return len(queuedIDs(t, dsn)) == 3 })
+	pgstore.WaitUntil(t, "the new holder to read the new change", func() bool { return len(queuedIDs(t, dsn)) == 3 })
 	eachOnce(t, queuedIDs(t, dsn), 3, "the new holder read on from the old holder's cursor")
 }
 
 // A reload that stops polling the feed on the holder (push only) hands the
 // lease to the instances that still poll it, before it runs out.
 func TestAHolderThatNoLongerPollsHandsTheFeedOver(t *testing.T) {
-	dsn, w, c := database(t), newWarehouse(t), &clock{now: start}
+	dsn, w, c := pgstore.MigratedDatabase(t), newWarehouse(t), pgstore.NewTestClock(start)
 	w.outbounds(1)
 	a := newInstance(t, "a", dsn, w, c.Now, 100)
 	b := newInstance(t, "b", dsn, w, c.Now, 100)
@@ -216,7 +217,7 @@ func TestAHolderThatNoLongerPollsHandsTheFeedOver(t *testing.T) {
 		t.Fatal(err)
 	}
 	w.outbounds(1)
-	waitFor(t, "the instance that still polls to take the feed over", func() bool {
+	pgstore.WaitUntil(t, "the instance that still polls to take the feed over", func() bool {
 		b.feed.Poll(context.Background())
 		st := b.feed.Status()
 		return st.ReaderStatus != nil && st.ReaderHere

@@ -99,10 +99,16 @@ const coherentWithin = 20 * time.Second
 // waitUntil polls cond until it holds, failing t after coherentWithin.
 func waitUntil(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(coherentWithin)
+	pollUntil(t, coherentWithin, what, cond)
+}
+
+// pollUntil polls cond until it holds, failing t after bound.
+func pollUntil(t *testing.T, bound time.Duration, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(bound)
 	for !cond() {
 		if time.Now().After(deadline) {
-			t.Fatalf("%s: not within %s", what, coherentWithin)
+			t.Fatalf("%s: not within %s", what, bound)
 		}
 		time.Sleep(5 * time.Millisecond)
 	}

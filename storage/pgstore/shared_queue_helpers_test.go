@@ -5,7 +5,6 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"net/netip"
 	"sync"
 	"testing"
 	"time"
@@ -13,31 +12,11 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/fulfilgate/fulfilgate/webhooks"
-	"github.com/fulfilgate/fulfilgate/webhooks/netpolicy"
 )
 
 // The tests of shared_queue_test.go run webhook services of several
 // gateway instances in one process, each on a pool of its own, on one
 // database, with a real receiver on 127.0.0.1.
-
-// gatewayClock is the instances' clock, advanced by hand. Claims and
-// leases are in its time; the dispatchers' timers are real.
-type gatewayClock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func (c *gatewayClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *gatewayClock) Advance(d time.Duration) {
-	c.mu.Lock()
-	c.now = c.now.Add(d)
-	c.mu.Unlock()
-}
 
 // gateway is one instance: its webhook service on its own pool.
 type gateway struct {
@@ -47,36 +26,20 @@ type gateway struct {
 	obs  *outcomes
 }
 
-var sharedTestKey = []byte("partner-webhook-key-0123456789abcdef")
-
 // newGateway starts instance name's webhook service on dsn (not its
 // dispatcher: Start or RunDue); its attempts carry the User-Agent name.
 // The service is closed, then its pool, when t ends.
-func newGateway(t *testing.T, dsn, name string, clock *gatewayClock, tune func(*webhooks.Options)) *gateway {
+func newGateway(t *testing.T, dsn, name string, clock *TestClock, tune func(*webhooks.Options)) *gateway {
 	t.Helper()
-	pool, err := Open(context.Background(), dsn, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	g := &gateway{name: name, pool: pool, obs: newOutcomes()}
-	o := webhooks.Options{
-		Storage: New(pool).Webhooks(), AllowHTTP: true, UserAgent: name, Timeout: 5 * time.Second,
-		Policy:     &netpolicy.Policy{Allow: []netpolicy.AllowRule{{Networks: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}}}},
-		WebhookKey: func(string) ([]byte, error) { return sharedTestKey, nil },
-		Clock:      clock.Now, Rand: func() float64 { return 0.5 }, Observer: g.obs,
-	}
-	if tune != nil {
-		tune(&o)
-	}
-	g.svc, err = webhooks.New(o)
-	if err != nil {
-		pool.Close()
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		g.svc.Close()
-		pool.Close()
+	g := &gateway{name: name, obs: newOutcomes()}
+	i := OpenTestInstance(t, dsn, func(o *webhooks.Options) {
+		o.UserAgent, o.Timeout = name, 5*time.Second
+		o.Clock, o.Rand, o.Observer = clock.Now, func() float64 { return 0.5 }, g.obs
+		if tune != nil {
+			tune(o)
+		}
 	})
+	g.svc, g.pool = i.Hooks, i.Pool
 	return g
 }
 

@@ -21,7 +21,7 @@ func TestInstanceProcess(t *testing.T) {
 	if dsn == "" {
 		t.Skip("runs only as the instance process of TestAKilledInstancesDeliveriesAreDeliveredByAnother")
 	}
-	clock := &gatewayClock{now: time.Now()} // its leases are in real time
+	clock := NewTestClock(time.Now()) // its leases are in real time
 	g := newGateway(t, dsn, "killed", clock, func(o *webhooks.Options) { o.Timeout = time.Minute })
 	g.svc.Start()
 	select {} // until killed
@@ -41,7 +41,7 @@ func TestAKilledInstancesDeliveriesAreDeliveredByAnother(t *testing.T) {
 		return http200
 	})
 	t.Cleanup(func() { close(hang) }) // before the receiver closes
-	clock := &gatewayClock{now: time.Now()}
+	clock := NewTestClock(time.Now())
 	b := newGateway(t, dsn, "B", clock, nil)
 	b.subscribe(t, "p1", rcv.URL) // before the process starts: it loads the subscriptions then
 	b.publish(t, "p1", "e1", "e2", "e3", "e4", "e5")

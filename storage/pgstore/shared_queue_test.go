@@ -20,7 +20,7 @@ import (
 func deliverAcross(t *testing.T, n, events int) (*receiver, []*gateway) {
 	t.Helper()
 	dsn := migratedPool(t).Config().ConnString()
-	clock := &gatewayClock{now: t0}
+	clock := NewTestClock(t0)
 	rcv := newSharedReceiver(t, func(string) int { return http200 })
 	tune := func(o *webhooks.Options) { o.PerTargetConcurrency = 8 }
 	gws := []*gateway{newGateway(t, dsn, "gw0", clock, tune)}
@@ -121,7 +121,7 @@ func TestThreeInstancesAttemptEachDeliveryOnce(t *testing.T) {
 // A's leases hold, and delivers each once when they have run out.
 func TestDeliveriesOfAnInstanceThatDiedAreDeliveredByAnotherAfterTheLease(t *testing.T) {
 	dsn := migratedPool(t).Config().ConnString()
-	clock := &gatewayClock{now: t0}
+	clock := NewTestClock(t0)
 	hang := make(chan struct{})
 	rcv := newSharedReceiver(t, func(from string) int {
 		if from == "A" {
@@ -164,7 +164,7 @@ func TestDeliveriesOfAnInstanceThatDiedAreDeliveredByAnotherAfterTheLease(t *tes
 // them at once, without waiting for their lease.
 func TestAStoppedInstanceReleasesWhatItHeld(t *testing.T) {
 	dsn := migratedPool(t).Config().ConnString()
-	clock := &gatewayClock{now: t0}
+	clock := NewTestClock(t0)
 	hang := make(chan struct{})
 	rcv := newSharedReceiver(t, func(from string) int {
 		if from == "A" {
@@ -202,7 +202,7 @@ func TestAStoppedInstanceReleasesWhatItHeld(t *testing.T) {
 // counts is the database's to say.
 func TestAnInstanceThatLostItsLeaseDoesNotSettleOverTheOthersClaim(t *testing.T) {
 	dsn := migratedPool(t).Config().ConnString()
-	clockA, clockB := &gatewayClock{now: t0}, &gatewayClock{now: t0}
+	clockA, clockB := NewTestClock(t0), NewTestClock(t0)
 	letA, letB := make(chan struct{}), make(chan struct{})
 	rcv := newSharedReceiver(t, func(from string) int {
 		if from == "A" {
@@ -252,7 +252,7 @@ func TestAnInstanceThatLostItsLeaseDoesNotSettleOverTheOthersClaim(t *testing.T)
 // each instance reports is the database's.
 func TestTheOperatorViewsAnswerAlikeOnEveryInstance(t *testing.T) {
 	dsn := migratedPool(t).Config().ConnString()
-	clock := &gatewayClock{now: t0}
+	clock := NewTestClock(t0)
 	status := make(chan int, 1)
 	status <- 500
 	rcv := newSharedReceiver(t, func(string) int {
@@ -311,7 +311,7 @@ func TestTheOperatorViewsAnswerAlikeOnEveryInstance(t *testing.T) {
 // subscription) rather than dropping it.
 func TestADeliveryForASubscriptionMadeOnAnotherInstanceIsNotDropped(t *testing.T) {
 	dsn := migratedPool(t).Config().ConnString()
-	clock := &gatewayClock{now: t0}
+	clock := NewTestClock(t0)
 	rcv := newSharedReceiver(t, func(string) int { return http200 })
 	a := newGateway(t, dsn, "A", clock, nil)
 	b := newGateway(t, dsn, "B", clock, nil)
@@ -331,7 +331,7 @@ func TestADeliveryForASubscriptionMadeOnAnotherInstanceIsNotDropped(t *testing.T
 // it), B drops the delivery.
 func TestADeliveryForASubscriptionDeletedOnAnotherInstanceIsDropped(t *testing.T) {
 	dsn := migratedPool(t).Config().ConnString()
-	clock := &gatewayClock{now: t0}
+	clock := NewTestClock(t0)
 	rcv := newSharedReceiver(t, func(string) int { return http200 })
 	a := newGateway(t, dsn, "A", clock, nil)
 	b := newGateway(t, dsn, "B", clock, nil)

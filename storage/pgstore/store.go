@@ -24,8 +24,9 @@ const Backend = "postgres"
 // hanging it.
 const opTimeout = 30 * time.Second
 
-// Store holds the stores of one database. It does not own the pool: the
-// caller closes it after the services using the stores are closed. The
+// Store holds the stores of one database, as one gateway instance. It does
+// not own the pool: the caller closes the Store (its listening connection)
+// and then the pool, after the services using the stores are closed. The
 // schema must have been migrated (Migrate).
 type Store struct {
 	pool     *pgxpool.Pool
@@ -34,6 +35,7 @@ type Store struct {
 	tokens   *tokenStore
 	webhooks *webhookStore
 	portal   *portalStore
+	listener listener // the one LISTEN connection of Changes and Wakeups
 }
 
 // New returns the stores of pool's database, as one gateway instance: the

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"fmt"
 	"net/http"
+	"unsafe"
 
 	"github.com/caddyserver/caddy/v2"
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
@@ -165,6 +166,7 @@ type passage struct {
 	// to grow, so what runs later may edit or append to one without
 	// touching another.
 	vals      [3]string
+	ridText   [36]byte // the request id's bytes
 	requestID fulfilhttp.Text
 	client    fulfilhttp.Text
 	partner   fulfilhttp.VerifiedPartner
@@ -172,8 +174,12 @@ type passage struct {
 
 // ServeHTTP implements caddyhttp.MiddlewareHandler.
 func (h *AuthHandler) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyhttp.Handler) error {
-	rid := fulfilhttp.NewRequestID()
-	p := &passage{vals: [3]string{rid, rid}, requestID: fulfilhttp.Text(rid)}
+	p := new(passage)
+	fulfilhttp.FillRequestID(&p.ridText)
+	// The id's string shares the passage's allocation: its bytes were
+	// written once, just above, and are never written again.
+	rid := unsafe.String(&p.ridText[0], len(p.ridText))
+	p.vals[0], p.vals[1], p.requestID = rid, rid, fulfilhttp.Text(rid)
 	w.Header()[h.requestID] = p.vals[0:1:1]
 	r.Header[h.requestID] = p.vals[1:2:2]
 	// Caddy's vars map (nil outside a Caddy server), looked up once.

@@ -112,8 +112,9 @@ type stores struct {
 	*pgstore.Store
 }
 
-// Close closes the pool.
+// Close releases the listening connection, then closes the pool.
 func (s *stores) Close() error {
+	s.Store.Close()
 	s.Pool().Close()
 	return nil
 }

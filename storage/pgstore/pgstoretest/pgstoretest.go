@@ -30,7 +30,7 @@ var (
 // Open opens the stores of the database of key (a test's data directory):
 // a fresh migrated database the first time, the same one again after, as a
 // restart finds its data. The database is dropped when the test that first
-// opened it ends. close closes the pool.
+// opened it ends. close closes the store, then the pool.
 func Open(t testing.TB, key string) (*pgstore.Store, func() error) {
 	t.Helper()
 	dsn, ok := database(t, key)
@@ -45,7 +45,8 @@ func Open(t testing.TB, key string) (*pgstore.Store, func() error) {
 			t.Fatal(err)
 		}
 	}
-	return pgstore.New(pool), func() error { pool.Close(); return nil }
+	st := pgstore.New(pool)
+	return st, func() error { st.Close(); pool.Close(); return nil }
 }
 
 // database returns the DSN of key's database, creating it when there is
