@@ -44,11 +44,11 @@ func (h *IdentityHeaders) Forward(hdr http.Header, partner string) {
 
 // VerifiedPartner is the identity the Bearer guard attaches to a request it
 // let through, by pointer (*VerifiedPartner) as the value of the variable
-// fulfilment.partner_id in the request's context. It is a Go value, not a string, so nothing a
-// configuration or a request can set (a header, a vars or map directive,
-// the token endpoint's log variable) is one: a handler that forwards an
-// identity takes it only from here. It prints as the partner id, which is
-// what the placeholder shows.
+// fulfilment.partner_id in the request's context. It is a Go value, not a
+// string, so nothing a configuration or a request can set (a header, a vars
+// or map directive, the token endpoint's log variable) is one: a handler
+// that forwards an identity takes it only from here. It prints as the
+// partner id, which is what the placeholder shows.
 type VerifiedPartner struct {
 	id      string
 	headers *IdentityHeaders // of the guard that verified it
