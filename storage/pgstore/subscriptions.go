@@ -24,6 +24,58 @@ func (ws *webhookStore) Subscriptions() ([]webhooks.Subscription, error) {
 	return out, nil
 }
 
+// SubscriptionsAt reads the subscriptions and their version in one
+// statement, so in one snapshot: the version row joined to every
+// subscription (one row of NULLs beside the version when there is none).
+func (ws *webhookStore) SubscriptionsAt() ([]webhooks.Subscription, uint64, error) {
+	ctx, cancel := op()
+	defer cancel()
+	rows, _ := ws.s.pool.Query(ctx, `SELECT v.version, s.id, coalesce(s.partner_id, ''), coalesce(s.event, ''),
+	coalesce(s.notification_url, ''), s.created_ns
+FROM subscriptions_version v LEFT JOIN subscriptions s ON true ORDER BY s.id`)
+	var (
+		out     []webhooks.Subscription
+		ver     int64
+		id      *string
+		sub     webhooks.Subscription
+		created *int64
+	)
+	_, err := pgx.ForEachRow(rows, []any{&ver, &id, &sub.PartnerID, &sub.Event, &sub.NotificationURL, &created}, func() error {
+		if id != nil {
+			sub.ID, sub.CreatedAt = *id, fromNanos(created)
+			out = append(out, sub)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, 0, fmt.Errorf("reading subscriptions: %w", unavailable(err))
+	}
+	return out, uint64(ver), nil
+}
+
+// SubscriptionsVersion reads the one row of subscriptions_version.
+func (ws *webhookStore) SubscriptionsVersion() (uint64, error) {
+	ctx, cancel := op()
+	defer cancel()
+	var ver int64
+	if err := ws.s.pool.QueryRow(ctx, "SELECT version FROM subscriptions_version").Scan(&ver); err != nil {
+		return 0, fmt.Errorf("reading the subscriptions' version: %w", unavailable(err))
+	}
+	return uint64(ver), nil
+}
+
+// subscriptionsChanged raises the subscriptions' version and tells the
+// listeners of ChangeChannel, both on commit of tx: every transaction
+// that creates or deletes a subscription calls it. The version row is
+// locked until then, so the subscription writes of all instances commit
+// one at a time (they are rare).
+func subscriptionsChanged(ctx context.Context, tx pgx.Tx) error {
+	if _, err := tx.Exec(ctx, "UPDATE subscriptions_version SET version = version + 1"); err != nil {
+		return fmt.Errorf("raising the subscriptions' version: %w", err)
+	}
+	return notify(ctx, tx, changeSubscriptions)
+}
+
 func scanSubscription(r pgx.CollectableRow) (webhooks.Subscription, error) {
 	var sub webhooks.Subscription
 	var created *int64
@@ -64,7 +116,7 @@ VALUES ($1, $2, $3, $4, $5, $6)`, sub.ID, sub.PartnerID, sub.Event, sub.Notifica
 			return err
 		}
 		stored, created = sub, true
-		return notify(ctx, tx, changeSubscriptions)
+		return subscriptionsChanged(ctx, tx)
 	})
 	if errors.Is(err, webhooks.ErrLimit) {
 		return webhooks.Subscription{}, false, err
@@ -86,7 +138,7 @@ RETURNING id, partner_id, event, notification_url, created_ns`, id, partnerID)
 		if gone, err = pgx.CollectRows(rows, scanSubscription); err != nil || len(gone) == 0 {
 			return err
 		}
-		return notify(ctx, tx, changeSubscriptions)
+		return subscriptionsChanged(ctx, tx)
 	})
 	if err != nil {
 		return webhooks.Subscription{}, fmt.Errorf("deleting subscription %s: %w", id, unavailable(err))
