@@ -53,7 +53,10 @@ FROM subscriptions_version v LEFT JOIN subscriptions s ON true ORDER BY s.id`)
 	return out, uint64(ver), nil
 }
 
-// SubscriptionsVersion reads the one row of subscriptions_version.
+// SubscriptionsVersion reads the one row of subscriptions_version, which
+// a trigger raises in the transaction of every write to subscriptions
+// (migration 00006): the subscription writes of all instances commit one
+// at a time, as each holds the row's lock until it commits.
 func (ws *webhookStore) SubscriptionsVersion() (uint64, error) {
 	ctx, cancel := op()
 	defer cancel()
@@ -62,18 +65,6 @@ func (ws *webhookStore) SubscriptionsVersion() (uint64, error) {
 		return 0, fmt.Errorf("reading the subscriptions' version: %w", unavailable(err))
 	}
 	return uint64(ver), nil
-}
-
-// subscriptionsChanged raises the subscriptions' version and tells the
-// listeners of ChangeChannel, both on commit of tx: every transaction
-// that creates or deletes a subscription calls it. The version row is
-// locked until then, so the subscription writes of all instances commit
-// one at a time (they are rare).
-func subscriptionsChanged(ctx context.Context, tx pgx.Tx) error {
-	if _, err := tx.Exec(ctx, "UPDATE subscriptions_version SET version = version + 1"); err != nil {
-		return fmt.Errorf("raising the subscriptions' version: %w", err)
-	}
-	return notify(ctx, tx, changeSubscriptions)
 }
 
 func scanSubscription(r pgx.CollectableRow) (webhooks.Subscription, error) {
@@ -116,7 +107,7 @@ VALUES ($1, $2, $3, $4, $5, $6)`, sub.ID, sub.PartnerID, sub.Event, sub.Notifica
 			return err
 		}
 		stored, created = sub, true
-		return subscriptionsChanged(ctx, tx)
+		return notify(ctx, tx, changeSubscriptions)
 	})
 	if errors.Is(err, webhooks.ErrLimit) {
 		return webhooks.Subscription{}, false, err
@@ -138,7 +129,7 @@ RETURNING id, partner_id, event, notification_url, created_ns`, id, partnerID)
 		if gone, err = pgx.CollectRows(rows, scanSubscription); err != nil || len(gone) == 0 {
 			return err
 		}
-		return subscriptionsChanged(ctx, tx)
+		return notify(ctx, tx, changeSubscriptions)
 	})
 	if err != nil {
 		return webhooks.Subscription{}, fmt.Errorf("deleting subscription %s: %w", id, unavailable(err))
