@@ -8,8 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/jackc/pgx/v5/pgxpool"
-
+	"github.com/fulfilgate/fulfilgate/storage/pgstore/pgtest"
 	"github.com/fulfilgate/fulfilgate/tokens"
 	"github.com/fulfilgate/fulfilgate/webhooks"
 	"github.com/fulfilgate/fulfilgate/webhooks/netpolicy"
@@ -18,18 +17,6 @@ import (
 // One gateway instance (one Store) holds one LISTEN connection for all
 // its subscribers: the token and webhook services' change notifications
 // and the dispatcher's wake-ups.
-
-// listeningSessions counts the sessions of pool's database that listen
-// (their last statement a LISTEN), other than pool's own.
-func listeningSessions(t *testing.T, pool *pgxpool.Pool) int {
-	t.Helper()
-	var n int
-	if err := pool.QueryRow(context.Background(), `SELECT count(*) FROM pg_stat_activity
-WHERE datname = current_database() AND query LIKE 'LISTEN %' AND pid <> pg_backend_pid()`).Scan(&n); err != nil {
-		t.Fatalf("counting the listening sessions: %v", err)
-	}
-	return n
-}
 
 // errorLog collects the errors a listener reports.
 type errorLog struct {
@@ -94,7 +81,7 @@ func openOneInstance(t *testing.T, dsn string) *oneInstance {
 func TestAnInstanceHoldsOneListeningConnection(t *testing.T) {
 	pool := migratedPool(t)
 	openOneInstance(t, pool.Config().ConnString())
-	if n := listeningSessions(t, pool); n != 1 {
+	if n := pgtest.ListeningSessions(t, pool); n != 1 {
 		t.Fatalf("one instance (token and webhook services, dispatcher started) holds %d listening sessions, want 1 for all its subscribers", n)
 	}
 }
@@ -104,7 +91,7 @@ func TestTwoInstancesOnOneDatabaseHoldOneListeningConnectionEach(t *testing.T) {
 	dsn := pool.Config().ConnString()
 	openOneInstance(t, dsn)
 	openOneInstance(t, dsn)
-	if n := listeningSessions(t, pool); n != 2 {
+	if n := pgtest.ListeningSessions(t, pool); n != 2 {
 		t.Fatalf("two instances hold %d listening sessions, want one each", n)
 	}
 }
@@ -126,7 +113,7 @@ func TestEverySubscriberResyncsAfterTheListeningConnectionIsKilled(t *testing.T)
 		t.Fatal(err)
 	}
 	other.Close()
-	waitUntil(t, "the other instance's listening session ends", func() bool { return listeningSessions(t, pool) == 0 })
+	waitUntil(t, "the other instance's listening session ends", func() bool { return pgtest.ListeningSessions(t, pool) == 0 })
 	i := openOneInstance(t, dsn)
 	// A wake-up subscriber beside the dispatcher's, which the test reads.
 	wakeErrs := &errorLog{}
@@ -179,7 +166,7 @@ WHERE datname = current_database() AND query LIKE 'LISTEN %' AND pid <> pg_backe
 	if !wakeErrs.has("wake-up listener: ") {
 		t.Errorf("the wake-up subscriber got %v, want the wake-up listener's failure", wakeErrs.errs)
 	}
-	if n := listeningSessions(t, pool); n != 1 {
+	if n := pgtest.ListeningSessions(t, pool); n != 1 {
 		t.Fatalf("after the reconnection the instance holds %d listening sessions, want 1", n)
 	}
 }
@@ -201,12 +188,12 @@ func TestTheListeningConnectionIsReleasedWhenItsLastSubscriberEnds(t *testing.T)
 	}
 	cancelA()
 	closedAfter(t, changes, "the change channel after its context ended")
-	if n := listeningSessions(t, pool); n != 1 {
+	if n := pgtest.ListeningSessions(t, pool); n != 1 {
 		t.Fatalf("with one subscriber left, %d listening sessions, want 1", n)
 	}
 	cancelB()
 	closedAfter(t, wake, "the wake-up channel after its context ended")
-	waitUntil(t, "the listening session ends with its last subscriber", func() bool { return listeningSessions(t, pool) == 0 })
+	waitUntil(t, "the listening session ends with its last subscriber", func() bool { return pgtest.ListeningSessions(t, pool) == 0 })
 }
 
 func TestCloseEndsTheSubscriptionsAndReleasesTheConnection(t *testing.T) {
@@ -223,7 +210,7 @@ func TestCloseEndsTheSubscriptionsAndReleasesTheConnection(t *testing.T) {
 	s.Close()
 	closedAfter(t, changes, "the change channel after Close")
 	closedAfter(t, wake, "the wake-up channel after Close")
-	waitUntil(t, "the listening session ends at Close", func() bool { return listeningSessions(t, pool) == 0 })
+	waitUntil(t, "the listening session ends at Close", func() bool { return pgtest.ListeningSessions(t, pool) == 0 })
 	if _, err := s.Wakeups(context.Background(), nil); err == nil || !strings.Contains(err.Error(), "closed") {
 		t.Fatalf("Wakeups after Close: %v, want an error saying the store is closed", err)
 	}

@@ -13,18 +13,6 @@ import (
 	"github.com/fulfilgate/fulfilgate/storage/pgstore/pgtest"
 )
 
-// listeningSessions counts the sessions of pool's database that listen
-// (their last statement a LISTEN), other than pool's own.
-func listeningSessions(t *testing.T, pool *pgxpool.Pool) int {
-	t.Helper()
-	var n int
-	if err := pool.QueryRow(context.Background(), `SELECT count(*) FROM pg_stat_activity
-WHERE datname = current_database() AND query LIKE 'LISTEN %' AND pid <> pg_backend_pid()`).Scan(&n); err != nil {
-		t.Fatalf("counting the listening sessions: %v", err)
-	}
-	return n
-}
-
 // A gateway instance on PostgreSQL (tokens, webhooks with their
 // dispatcher) holds one listening connection, and none once it stopped.
 func TestAGatewayOnPostgresHoldsOneListeningConnection(t *testing.T) {
@@ -55,7 +43,7 @@ func TestAGatewayOnPostgresHoldsOneListeningConnection(t *testing.T) {
 			a.Stop()
 		}
 	})
-	if n := listeningSessions(t, pool); n != 1 {
+	if n := pgtest.ListeningSessions(t, pool); n != 1 {
 		t.Fatalf("a running gateway holds %d listening sessions, want 1", n)
 	}
 	if err := a.Stop(); err != nil {
@@ -64,9 +52,9 @@ func TestAGatewayOnPostgresHoldsOneListeningConnection(t *testing.T) {
 	stopped = true
 	cancel() // the config is unloaded: its storage is closed
 	deadline := time.Now().Add(30 * time.Second)
-	for listeningSessions(t, pool) != 0 {
+	for pgtest.ListeningSessions(t, pool) != 0 {
 		if time.Now().After(deadline) {
-			t.Fatalf("after the gateway stopped, %d listening sessions remain after 30s, want none", listeningSessions(t, pool))
+			t.Fatalf("after the gateway stopped, %d listening sessions remain after 30s, want none", pgtest.ListeningSessions(t, pool))
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
