@@ -30,6 +30,16 @@ func TestPortalIntegrationsInABrowser(t *testing.T) {
 			t.Fatalf("%s: %v\nserver logs:\n%s", what, err, g.Logs)
 		}
 	}
+	// follow clicks sel, which loads another page, and runs then once
+	// that page has loaded (a page read while it loads can be replaced
+	// under the read: see browsertest.Follow).
+	follow := func(what, sel string, then ...chromedp.Action[chromedp.Void]) {
+		t.Helper()
+		if err := browsertest.Follow(ctx, chromedp.Click(chromedp.CSS(sel))); err != nil {
+			t.Fatalf("%s: %v\nserver logs:\n%s", what, err, g.Logs)
+		}
+		run(what, then...)
+	}
 	text := func(sel string) string {
 		t.Helper()
 		s, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(sel)))
@@ -51,9 +61,7 @@ func TestPortalIntegrationsInABrowser(t *testing.T) {
 	// and leaves the token out of the address bar.
 	run("opening the link", chromedp.Navigate(link), chromedp.WaitVisible(chromedp.CSS("#continue")))
 	shot("01-signin")
-	// (.account is only on a signed-in page: waiting for it waits for the
-	// navigation the click starts.)
-	run("continuing", chromedp.Click(chromedp.CSS("#continue")), chromedp.WaitVisible(chromedp.CSS(".account")))
+	follow("continuing", "#continue", chromedp.WaitVisible(chromedp.CSS(".account")))
 	if u := location(); u != g.Base+"/portal/" || strings.Contains(u, linkToken) {
 		t.Fatalf("after sign-in the address is %q, want %s/portal/ without the link's token\nserver logs:\n%s", u, g.Base, g.Logs)
 	}
@@ -68,7 +76,7 @@ func TestPortalIntegrationsInABrowser(t *testing.T) {
 	}
 
 	// Integrations: the configuration's client is read-only.
-	run("opening Integrations", chromedp.Click(chromedp.CSS(`nav a[href="/portal/settings/integrations"]`)),
+	follow("opening Integrations", `nav a[href="/portal/settings/integrations"]`,
 		chromedp.WaitVisible(chromedp.CSS("#clients")))
 	if row := text(`tr[data-client="acme-demo-client"]`); !strings.Contains(row, "Managed by your warehouse") || !strings.Contains(row, "Read-only") {
 		t.Fatalf("the configuration's client row reads %q, want it managed by the warehouse and read-only", row)
@@ -76,7 +84,7 @@ func TestPortalIntegrationsInABrowser(t *testing.T) {
 	shot("03-integrations")
 
 	// Create: the secret is shown once, with the curl line.
-	run("creating a client", chromedp.Click(chromedp.CSS("#create-client")), chromedp.WaitVisible(chromedp.CSS("#client-secret")))
+	follow("creating a client", "#create-client", chromedp.WaitVisible(chromedp.CSS("#client-secret")))
 	clientID, secret := text("#client-id"), text("#client-secret")
 	if !strings.HasPrefix(clientID, "partner-acme-") || len(secret) < 43 {
 		t.Fatalf("created client %q with secret of %d characters, want a partner-acme-… id and a 43-character secret", clientID, len(secret))
@@ -100,7 +108,7 @@ func TestPortalIntegrationsInABrowser(t *testing.T) {
 	}
 
 	// Later pages never show the secret again.
-	run("back to Integrations", chromedp.Click(chromedp.CSS("main a.button.primary")), chromedp.WaitVisible(chromedp.CSS("#clients")))
+	follow("back to Integrations", "main a.button.primary", chromedp.WaitVisible(chromedp.CSS("#clients")))
 	page, err := chromedp.Run(ctx, chromedp.OuterHTML(chromedp.CSS("html")))
 	if err != nil {
 		t.Fatal(err)
@@ -110,10 +118,10 @@ func TestPortalIntegrationsInABrowser(t *testing.T) {
 	}
 
 	// Rotate: confirm, then the new secret is shown once.
-	run("rotate", chromedp.Click(chromedp.CSS(`a[href="/portal/settings/integrations/clients/`+clientID+`/rotate"]`)),
+	follow("rotate", `a[href="/portal/settings/integrations/clients/`+clientID+`/rotate"]`,
 		chromedp.WaitVisible(chromedp.CSS("#confirm")))
 	shot("05-rotate-confirm")
-	run("confirming the rotation", chromedp.Click(chromedp.CSS("#confirm")), chromedp.WaitVisible(chromedp.CSS("#client-secret")))
+	follow("confirming the rotation", "#confirm", chromedp.WaitVisible(chromedp.CSS("#client-secret")))
 	rotated := text("#client-secret")
 	rotatedAt := time.Now()
 	if rotated == secret || len(rotated) < 43 {
@@ -156,10 +164,10 @@ func TestPortalIntegrationsInABrowser(t *testing.T) {
 	shot("07b-integrations-phone")
 	run("laptop viewport", chromedp.EmulateViewport(browsertest.Laptop.W, browsertest.Laptop.H), chromedp.Reload(),
 		chromedp.WaitVisible(chromedp.CSS("#clients")))
-	run("revoke", chromedp.Click(chromedp.CSS(`a[href="/portal/settings/integrations/clients/`+clientID+`/revoke"]`)),
+	follow("revoke", `a[href="/portal/settings/integrations/clients/`+clientID+`/revoke"]`,
 		chromedp.WaitVisible(chromedp.CSS("#confirm")))
 	shot("08-revoke-confirm")
-	run("confirming the revocation", chromedp.Click(chromedp.CSS("#confirm")), chromedp.WaitVisible(chromedp.CSS(".notice.success")))
+	follow("confirming the revocation", "#confirm", chromedp.WaitVisible(chromedp.CSS(".notice.success")))
 	shot("09-revoked")
 	if st := shipmentsStatus(t, g, tok.AccessToken); st != http.StatusUnauthorized {
 		t.Fatalf("v4 shipments with the revoked client's token: %d, want 401", st)
@@ -174,7 +182,7 @@ func TestPortalIntegrationsInABrowser(t *testing.T) {
 	shot("10-not-found")
 
 	// Sign out: the cookie no longer opens a page.
-	run("signing out", chromedp.Click(chromedp.CSS(".account button")), chromedp.WaitVisible(chromedp.CSS(".signin")))
+	follow("signing out", ".account button", chromedp.WaitVisible(chromedp.CSS(".signin")))
 	shot("11-signed-out")
 	run("the overview after sign-out", chromedp.Navigate(g.Base+"/portal/"), chromedp.WaitVisible(chromedp.CSS(".signin")))
 	if u := location(); u != g.Base+"/portal/signin" {

@@ -36,6 +36,16 @@ func TestPortalWebhooksInABrowser(t *testing.T) {
 			t.Fatalf("%s: %v\nserver logs:\n%s", what, err, g.Logs)
 		}
 	}
+	// follow clicks sel, which loads another page, and runs then once
+	// that page has loaded (a page read while it loads can be replaced
+	// under the read: see browsertest.Follow).
+	follow := func(what, sel string, then ...chromedp.Action[chromedp.Void]) {
+		t.Helper()
+		if err := browsertest.Follow(ctx, chromedp.Click(chromedp.CSS(sel))); err != nil {
+			t.Fatalf("%s: %v\nserver logs:\n%s", what, err, g.Logs)
+		}
+		run(what, then...)
+	}
 	text := func(sel string) string {
 		t.Helper()
 		s, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(sel)))
@@ -66,13 +76,13 @@ func TestPortalWebhooksInABrowser(t *testing.T) {
 		t.Fatalf("delivery %s never showed %s in the log; rows: %v", id, state, logStates(html()))
 	}
 
-	run("signing in", chromedp.Navigate(link), chromedp.WaitVisible(chromedp.CSS("#continue")),
-		chromedp.Click(chromedp.CSS("#continue")), chromedp.WaitVisible(chromedp.CSS("main h1")))
+	run("signing in", chromedp.Navigate(link), chromedp.WaitVisible(chromedp.CSS("#continue")))
+	follow("signing in", "#continue", chromedp.WaitVisible(chromedp.CSS("main h1")))
 
 	// Webhooks: reveal the key; the receiver checks signatures with it.
-	run("opening Webhooks", chromedp.Click(chromedp.CSS(`nav a[href="/portal/webhooks"]`)), chromedp.WaitVisible(chromedp.CSS("#subs-title")))
+	follow("opening Webhooks", `nav a[href="/portal/webhooks"]`, chromedp.WaitVisible(chromedp.CSS("#subs-title")))
 	shot("01-webhooks-empty")
-	run("revealing the key", chromedp.Click(chromedp.CSS("#reveal-key")), chromedp.WaitVisible(chromedp.CSS("#webhook-key")))
+	follow("revealing the key", "#reveal-key", chromedp.WaitVisible(chromedp.CSS("#webhook-key")))
 	key := text("#webhook-key")
 	if len(key) < 32 {
 		t.Fatalf("the revealed key %q is not a webhook key", key)
@@ -83,8 +93,8 @@ func TestPortalWebhooksInABrowser(t *testing.T) {
 	// Subscribe the receiver.
 	run("subscribing", chromedp.Navigate(g.Base+"/portal/webhooks"), chromedp.WaitVisible(chromedp.CSS("#subscribe")),
 		chromedp.SetValue(chromedp.CSS("#event"), "label-status"),
-		chromedp.SendKeys(chromedp.CSS("#notification_url"), rcv.URL+"/hooks"),
-		chromedp.Click(chromedp.CSS("#subscribe")), chromedp.WaitVisible(chromedp.CSS("#subscriptions")))
+		chromedp.SendKeys(chromedp.CSS("#notification_url"), rcv.URL+"/hooks"))
+	follow("subscribing", "#subscribe", chromedp.WaitVisible(chromedp.CSS("#subscriptions")))
 	if n := text(".notice.success"); !strings.Contains(n, "subscription was created") {
 		t.Fatalf("after subscribing the page says %q, want that the subscription was created", n)
 	}
@@ -96,8 +106,8 @@ func TestPortalWebhooksInABrowser(t *testing.T) {
 	shot("03-subscribed")
 
 	// A refused URL is explained on the form, and nothing is created.
-	run("subscribing a private address", chromedp.SetValue(chromedp.CSS("#notification_url"), "https://10.0.0.1/hooks"),
-		chromedp.Click(chromedp.CSS("#subscribe")), chromedp.WaitVisible(chromedp.CSS("#subscription-error")))
+	run("subscribing a private address", chromedp.SetValue(chromedp.CSS("#notification_url"), "https://10.0.0.1/hooks"))
+	follow("subscribing a private address", "#subscribe", chromedp.WaitVisible(chromedp.CSS("#subscription-error")))
 	if e := text("#subscription-error"); !strings.Contains(e, "host not allowed") {
 		t.Fatalf("a private notification URL shows %q, want the host refusal", e)
 	}
@@ -105,8 +115,8 @@ func TestPortalWebhooksInABrowser(t *testing.T) {
 
 	// Send a test event: verified at the receiver, listed as delivered.
 	before := len(rcv.Hits())
-	run("sending a test event", chromedp.Navigate(g.Base+"/portal/webhooks"), chromedp.WaitVisible(chromedp.CSS(".send-test")),
-		chromedp.Click(chromedp.CSS(".send-test")), chromedp.WaitVisible(chromedp.CSS("#log-title")))
+	run("sending a test event", chromedp.Navigate(g.Base+"/portal/webhooks"), chromedp.WaitVisible(chromedp.CSS(".send-test")))
+	follow("sending a test event", ".send-test", chromedp.WaitVisible(chromedp.CSS("#log-title")))
 	hit := rcv.waitHit(t, "the test event", before, func(h hookHit) bool { return h.Test == "true" })
 	if !hit.Verified || !strings.Contains(string(hit.Body), `"identifier":"test"`) {
 		t.Fatalf("the test event %+v did not verify with the revealed key, or is not marked as a test", hit)
@@ -114,7 +124,7 @@ func TestPortalWebhooksInABrowser(t *testing.T) {
 	q := url.Values{"subscription": {sub}}
 	waitState(q, hit.ID, "delivered")
 	shot("05-log-test-delivered")
-	run("the test delivery's attempts", chromedp.Click(chromedp.CSS(`a[href="/portal/webhooks/subscriptions/`+sub+`/deliveries/`+hit.ID+`"]`)),
+	follow("the test delivery's attempts", `a[href="/portal/webhooks/subscriptions/`+sub+`/deliveries/`+hit.ID+`"]`,
 		chromedp.WaitVisible(chromedp.CSS("#attempts")))
 	if id, attempts := text("#hook-id"), text("#attempts tbody"); id != hit.ID || !strings.Contains(attempts, "200") {
 		t.Fatalf("the delivery page shows x-hook-id %q and attempts %q, want %s answered 200", id, attempts, hit.ID)
@@ -124,25 +134,18 @@ func TestPortalWebhooksInABrowser(t *testing.T) {
 	// The receiver fails: the next test event dies after two attempts.
 	rcv.failing.Store(true)
 	before = len(rcv.Hits())
-	run("sending a test event to a failing receiver", chromedp.Navigate(g.Base+"/portal/webhooks"),
-		chromedp.WaitVisible(chromedp.CSS(".send-test")), chromedp.Click(chromedp.CSS(".send-test")), chromedp.WaitVisible(chromedp.CSS("#log-title")))
+	run("sending a test event to a failing receiver", chromedp.Navigate(g.Base+"/portal/webhooks"), chromedp.WaitVisible(chromedp.CSS(".send-test")))
+	follow("sending a test event to a failing receiver", ".send-test", chromedp.WaitVisible(chromedp.CSS("#log-title")))
 	dead := rcv.waitHit(t, "the second test event", before, func(h hookHit) bool { return h.Test == "true" }).ID
 	waitState(q, dead, "dead")
 	shot("07-log-dead")
-	run("filtering dead deliveries", chromedp.SetValue(chromedp.CSS("#f-state"), "dead"), chromedp.Click(chromedp.CSS("#filter")))
-	// The form's GET replaces a page that has the same table: wait for the
-	// filtered address before reading it.
-	for i := 0; ; i++ {
-		u, err := chromedp.Run(ctx, chromedp.Location())
-		if err == nil && strings.Contains(u, "state=dead") {
-			break
-		}
-		if i == 300 {
-			t.Fatalf("the filter form never loaded the filtered log (address %q, %v)", u, err)
-		}
-		run("waiting", chromedp.Sleep(10_000_000))
+	run("filtering dead deliveries", chromedp.SetValue(chromedp.CSS("#f-state"), "dead"))
+	// The form's GET replaces a page that has the same table: follow waits
+	// for the filtered page to load before it is read.
+	follow("filtering dead deliveries", "#filter", chromedp.WaitVisible(chromedp.CSS("#deliveries")))
+	if u, err := chromedp.Run(ctx, chromedp.Location()); err != nil || !strings.Contains(u, "state=dead") {
+		t.Fatalf("the filter form loaded %q (%v), want the log filtered to state=dead", u, err)
 	}
-	run("the filtered log", chromedp.WaitVisible(chromedp.CSS("#deliveries")))
 	if rows := logStates(html()); len(rows) != 1 || rows[dead] != "dead" {
 		t.Fatalf("the log filtered to dead deliveries shows %v, want only %s", rows, dead)
 	}
@@ -157,7 +160,7 @@ func TestPortalWebhooksInABrowser(t *testing.T) {
 	// Replay it from its page: it arrives, with the same x-hook-id.
 	rcv.failing.Store(false)
 	before = len(rcv.Hits())
-	run("replaying", chromedp.Click(chromedp.CSS("#replay")), chromedp.WaitVisible(chromedp.CSS(".notice.success")))
+	follow("replaying", "#replay", chromedp.WaitVisible(chromedp.CSS(".notice.success")))
 	shot("10-replayed")
 	again := rcv.waitHit(t, "the replayed delivery", before, func(h hookHit) bool { return h.ID == dead })
 	if !again.Verified || again.Attempt != "1" {
@@ -168,13 +171,13 @@ func TestPortalWebhooksInABrowser(t *testing.T) {
 	// Replay all dead since a time: another dead delivery comes back.
 	rcv.failing.Store(true)
 	before = len(rcv.Hits())
-	run("one more test event to a failing receiver", chromedp.Navigate(g.Base+"/portal/webhooks"),
-		chromedp.WaitVisible(chromedp.CSS(".send-test")), chromedp.Click(chromedp.CSS(".send-test")), chromedp.WaitVisible(chromedp.CSS("#log-title")))
+	run("one more test event to a failing receiver", chromedp.Navigate(g.Base+"/portal/webhooks"), chromedp.WaitVisible(chromedp.CSS(".send-test")))
+	follow("one more test event to a failing receiver", ".send-test", chromedp.WaitVisible(chromedp.CSS("#log-title")))
 	dead2 := rcv.waitHit(t, "the third test event", before, func(h hookHit) bool { return h.Test == "true" }).ID
 	waitState(url.Values{}, dead2, "dead")
 	rcv.failing.Store(false)
 	before = len(rcv.Hits())
-	run("replaying all dead since a day ago", chromedp.Click(chromedp.CSS("#replay-since")), chromedp.WaitVisible(chromedp.CSS(".notice.success")))
+	follow("replaying all dead since a day ago", "#replay-since", chromedp.WaitVisible(chromedp.CSS(".notice.success")))
 	if n := text(".notice.success"); !strings.Contains(n, "queued again") {
 		t.Fatalf("after replaying since a time the page says %q, want that they were queued again", n)
 	}
@@ -183,7 +186,7 @@ func TestPortalWebhooksInABrowser(t *testing.T) {
 	shot("11-log-after-replay-since")
 
 	// The event catalogue, for a non-consolidation partner.
-	run("the event catalogue", chromedp.Click(chromedp.CSS(`nav a[href="/portal/events"]`)), chromedp.WaitVisible(chromedp.CSS("#verify")))
+	follow("the event catalogue", `nav a[href="/portal/events"]`, chromedp.WaitVisible(chromedp.CSS("#verify")))
 	if sc := text("#event-shipment-created"); !strings.Contains(sc, "not for your account") {
 		t.Fatalf("shipment-created reads %q for a non-consolidation partner, want it marked as never firing", sc)
 	}
@@ -201,10 +204,10 @@ func TestPortalWebhooksInABrowser(t *testing.T) {
 	shot("12-events")
 
 	// Rotate the key: the next delivery verifies with the new key only.
-	run("rotating the key", chromedp.Navigate(g.Base+"/portal/webhooks"), chromedp.WaitVisible(chromedp.CSS("#rotate-key")),
-		chromedp.Click(chromedp.CSS("#rotate-key")), chromedp.WaitVisible(chromedp.CSS("#confirm")))
+	run("rotating the key", chromedp.Navigate(g.Base+"/portal/webhooks"), chromedp.WaitVisible(chromedp.CSS("#rotate-key")))
+	follow("rotating the key", "#rotate-key", chromedp.WaitVisible(chromedp.CSS("#confirm")))
 	shot("13-rotate-key-confirm")
-	run("confirming the rotation", chromedp.Click(chromedp.CSS("#confirm")), chromedp.WaitVisible(chromedp.CSS("#webhook-key")))
+	follow("confirming the rotation", "#confirm", chromedp.WaitVisible(chromedp.CSS("#webhook-key")))
 	newKey := text("#webhook-key")
 	if newKey == key || len(newKey) < 32 {
 		t.Fatalf("the rotated key %q is not a new key", newKey)
@@ -212,8 +215,8 @@ func TestPortalWebhooksInABrowser(t *testing.T) {
 	shot("14-key-rotated")
 	rcv.setKey(newKey)
 	before = len(rcv.Hits())
-	run("a test event after the rotation", chromedp.Navigate(g.Base+"/portal/webhooks"),
-		chromedp.WaitVisible(chromedp.CSS(".send-test")), chromedp.Click(chromedp.CSS(".send-test")), chromedp.WaitVisible(chromedp.CSS("#log-title")))
+	run("a test event after the rotation", chromedp.Navigate(g.Base+"/portal/webhooks"), chromedp.WaitVisible(chromedp.CSS(".send-test")))
+	follow("a test event after the rotation", ".send-test", chromedp.WaitVisible(chromedp.CSS("#log-title")))
 	if h := rcv.waitHit(t, "a test event after the rotation", before, func(h hookHit) bool { return h.Test == "true" }); !h.Verified {
 		t.Fatal("the delivery after the rotation does not verify with the new key")
 	}
@@ -227,7 +230,7 @@ func TestPortalWebhooksInABrowser(t *testing.T) {
 	// Delete the subscription.
 	run("deleting", chromedp.Navigate(g.Base+"/portal/webhooks/subscriptions/"+sub+"/delete"), chromedp.WaitVisible(chromedp.CSS("#confirm")))
 	shot("16-delete-confirm")
-	run("confirming the deletion", chromedp.Click(chromedp.CSS("#confirm")), chromedp.WaitVisible(chromedp.CSS(".notice.success")))
+	follow("confirming the deletion", "#confirm", chromedp.WaitVisible(chromedp.CSS(".notice.success")))
 	if strings.Contains(html(), `data-subscription="`+sub+`"`) {
 		t.Fatal("the subscription is still listed after deleting it")
 	}

@@ -10,10 +10,21 @@ import (
 // The operations below are the partner's own, through the portal: they
 // work on the clients of any partner, static or not (a static partner may
 // add clients beside those of the configuration), while the clients of the
-// configuration stay read-only (ErrStatic).
+// configuration stay read-only (ErrStatic). CreateClient is the operator's
+// too (add-client): one rule for both.
 
-// ErrLimit: the partner has as many clients as it may have.
-var ErrLimit = errors.New("limit reached")
+var (
+	// ErrLimit: the partner has as many clients as it may have.
+	ErrLimit = errors.New("limit reached")
+	// ErrDisabled: the partner is disabled. It is an ErrInvalid.
+	ErrDisabled = fmt.Errorf("disabled: %w", ErrInvalid)
+)
+
+// Bounds of the per-partner client limit (CreateClient's limit).
+const (
+	DefaultClientLimit = 10
+	MaxClientLimit     = 100
+)
 
 // hintLen is how many of a secret's last characters its hint shows: 4 of
 // 43 base64url characters, 24 of 256 bits, too few to help a guess.
@@ -81,7 +92,7 @@ func (s *Service) portalPartner(id string) (*Partner, error) {
 		return nil, fmt.Errorf("partner %s %w", id, ErrNotFound)
 	}
 	if p.Disabled {
-		return nil, fmt.Errorf("partner %s is disabled: %w", id, ErrInvalid)
+		return nil, fmt.Errorf("partner %s is %w", id, ErrDisabled)
 	}
 	return p, nil
 }
@@ -103,8 +114,10 @@ func (s *Service) partnerClient(partnerID, clientID string) (*client, error) {
 	return c, nil
 }
 
-// CreateClient adds a client with a fresh secret to a partner (static or
-// not) that has fewer than limit clients (ErrLimit).
+// CreateClient adds a client with a fresh secret to an enabled partner
+// (static or not; a disabled one is ErrDisabled, an unknown one
+// ErrNotFound) that has fewer than limit clients, those of the
+// configuration included (ErrLimit). The secret is returned here only.
 func (s *Service) CreateClient(partnerID string, limit int) (Credentials, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()

@@ -354,24 +354,6 @@ func (s *Service) operatorClient(partnerID, clientID string) (*client, error) {
 	return c, nil
 }
 
-// AddClient adds a client with a fresh secret to a partner.
-func (s *Service) AddClient(partnerID string) (Credentials, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if _, err := s.dynamicPartner(partnerID); err != nil {
-		return Credentials{}, err
-	}
-	c, creds, err := s.newClient(partnerID)
-	if err != nil {
-		return Credentials{}, err
-	}
-	if err := s.putClient(c); err != nil {
-		return Credentials{}, err
-	}
-	s.log.Info("client added", zapPartner(partnerID), zapClient(c.ID))
-	return creds, nil
-}
-
 // putClient stores c and publishes it. Called with mu held.
 func (s *Service) putClient(c *client) error {
 	if err := s.store.PutClient(recordOf(c)); err != nil {

@@ -34,7 +34,7 @@ func TestDynamicPartnerLifecycle(t *testing.T) {
 	tok := mustToken(t, s, np.ClientID, np.ClientSecret)
 
 	// A second client; the first keeps working.
-	c2, err := s.AddClient("partner-initech")
+	c2, err := s.CreateClient("partner-initech", DefaultClientLimit)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -79,7 +79,6 @@ func TestDynamicPartnerLifecycle(t *testing.T) {
 	for _, err := range []error{
 		s.SetClientActive("partner-acme", "acme-client", false),
 		second(s.RotateSecret("partner-acme", "acme-client")),
-		second(s.AddClient("partner-acme")),
 		second(s.RotateWebhookKey("partner-acme")),
 	} {
 		if !errors.Is(err, ErrStatic) {

@@ -77,6 +77,20 @@ func Start(t *testing.T) context.Context {
 	return ctx
 }
 
+// Follow runs actions that make the tab load another page (a click on a
+// link or a submit button) and returns once that page has loaded. A page
+// must not be read before then: Chromium sends the document again at
+// DOMContentLoaded, and the nodes chromedp found in it before (an element
+// that WaitVisible saw while the page was still loading) are gone, so a
+// read of them fails with "No node with given id found". Actions that
+// load no page block until ctx ends.
+func Follow(ctx context.Context, actions ...chromedp.Action[chromedp.Void]) error {
+	if _, err := chromedp.RunResponse(ctx, actions...); err != nil {
+		return fmt.Errorf("loading the page: %w", err)
+	}
+	return nil
+}
+
 // Cookies returns the browser's cookies for url.
 func Cookies(t *testing.T, ctx context.Context, url string) []*network.Cookie {
 	t.Helper()

@@ -73,6 +73,10 @@ type App struct {
 	// state is set by Start and cleared by Stop; request handlers read it
 	// without locks.
 	state atomic.Pointer[sharedState]
+
+	// clientLimit is the smallest per-partner client limit of the config's
+	// portal handlers (0: none has one); see ClientLimit.
+	clientLimit atomic.Int32
 }
 
 // CaddyModule returns the Caddy module information.

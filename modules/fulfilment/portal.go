@@ -2,6 +2,7 @@ package fulfilment
 
 import (
 	"github.com/fulfilgate/fulfilgate/portal"
+	"github.com/fulfilgate/fulfilgate/tokens"
 )
 
 // startPortal opens (or, across a reload, reuses) the portal service of
@@ -29,4 +30,34 @@ func (a *App) PortalService() *portal.Service {
 		return nil
 	}
 	return v.(*portal.Service)
+}
+
+// NoteClientLimit records the per-partner client limit of a portal handler
+// of this config (its max_clients). The smallest one noted wins, so that
+// the operator's add-client never lets a partner hold more clients than a
+// portal of the config would.
+func (a *App) NoteClientLimit(n int) {
+	if n < 1 || n > tokens.MaxClientLimit {
+		return
+	}
+	for {
+		cur := a.clientLimit.Load()
+		if cur != 0 && cur <= int32(n) {
+			return
+		}
+		if a.clientLimit.CompareAndSwap(cur, int32(n)) {
+			return
+		}
+	}
+}
+
+// ClientLimit is how many clients one partner may have (those of the
+// configuration included), for the portal and the operator alike: the
+// smallest max_clients of the config's portal handlers, or
+// tokens.DefaultClientLimit when the config has none.
+func (a *App) ClientLimit() int {
+	if n := a.clientLimit.Load(); n > 0 {
+		return int(n)
+	}
+	return tokens.DefaultClientLimit
 }

@@ -34,8 +34,8 @@ func init() {
 const (
 	DefaultRotationGrace = 24 * time.Hour
 	MaxRotationGrace     = 7 * 24 * time.Hour
-	DefaultMaxClients    = 10
-	MaxMaxClients        = 100
+	DefaultMaxClients    = tokens.DefaultClientLimit
+	MaxMaxClients        = tokens.MaxClientLimit
 	// maxFormBody bounds every form the portal accepts (413 above).
 	maxFormBody = 16 << 10
 )
@@ -67,7 +67,8 @@ type Handler struct {
 	// after the partner rotates it. Default 24h, at most 7 days.
 	RotationGrace caddy.Duration `json:"rotation_grace,omitempty"`
 	// MaxClients caps the clients of one partner (those of the
-	// configuration included). Default 10.
+	// configuration included). Default 10, at most 100. The operator's
+	// add-client keeps to it too (to the smallest of the config's portals).
 	MaxClients int `json:"max_clients,omitempty"`
 	// TokenURL is the token endpoint's address shown to partners. Default:
 	// /api/auth/token on the host and scheme the portal is served on.
@@ -130,6 +131,7 @@ func (h *Handler) Provision(ctx caddy.Context) error {
 	if h.app, err = fulfilhttp.LoadApp(ctx); err != nil {
 		return err
 	}
+	h.app.NoteClientLimit(h.MaxClients)
 	h.mux = h.buildMux()
 	return nil
 }

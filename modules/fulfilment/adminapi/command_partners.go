@@ -53,7 +53,7 @@ func addPartnerCommands(root *cobra.Command) {
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return call("GET", adminPartnersBase+"/"+url.PathEscape(args[0]), nil)(cmd, args)
 		}})
-	p.AddCommand(&cobra.Command{Use: "add-client <partner-id>", Short: "Adds a client; prints its id and secret once", Args: withUsage(cobra.ExactArgs(1)),
+	p.AddCommand(&cobra.Command{Use: "add-client <partner-id>", Short: "Adds a client (also to a partner of the Caddyfile; at most the portal's max_clients); prints its id and secret once", Args: withUsage(cobra.ExactArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return call("POST", adminPartnersBase+"/"+url.PathEscape(args[0])+"/clients", nil)(cmd, args)
 		}})

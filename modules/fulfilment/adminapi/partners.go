@@ -41,14 +41,17 @@ const (
 //	POST /fulfilment/keys/rotate                                 → 200 key
 //
 // The webhook key of a static partner rotates too, unless the Caddyfile sets
-// its webhook_key (which always wins: 409, change it there). The clients
-// routes change any client created at run time (with add-client or in the
-// portal), also one of a static partner; a client defined in the Caddyfile
-// is 409 (change it there).
+// its webhook_key (which always wins: 409, change it there). Adding a client
+// works for any enabled partner, also a static one, within the portal's
+// per-partner client limit (see adminAddClient). The clients routes change
+// any client created at run time (with add-client or in the portal), also
+// one of a static partner; a client defined in the Caddyfile is 409 (change
+// it there).
 //
-// Errors: 400 bad input, 404 unknown partner or client, 409 an existing id
-// or a partner, client or key that comes from the configuration (change it
-// there), 405 another method, 503 when the fulfilment app is not running.
+// Errors: 400 bad input, 404 unknown partner or client, 409 an existing id,
+// a partner, client or key that comes from the configuration (change it
+// there), or a client added to a disabled partner or one at its client
+// limit, 405 another method, 503 when the fulfilment app is not running.
 type adminPartners struct{}
 
 // CaddyModule returns the Caddy module information.
@@ -93,6 +96,31 @@ func clientAdminErr(err error, partner, client string) error {
 				"only clients created with add-client or in the partner portal are changed here", client, partner)
 	}
 	return tokensAdminErr(err)
+}
+
+// adminAddClient adds a client to partner id with the portal's own call and
+// limit: any enabled partner, static or not, with fewer clients than the
+// limit (those of the configuration included). A disabled partner or one at
+// the limit is 409, an unknown one 404.
+func adminAddClient(w http.ResponseWriter, svc *tokens.Service, id string) error {
+	app, err := runningApp()
+	if err != nil {
+		return err
+	}
+	limit := app.ClientLimit()
+	creds, err := svc.CreateClient(id, limit)
+	switch {
+	case errors.Is(err, tokens.ErrLimit):
+		return apiErrorf(http.StatusConflict,
+			"partner %s already has %d clients (disabled ones and those of the Caddyfile included), the most allowed: "+
+				"have the partner revoke one in the portal, or raise max_clients of fulfilment_portal (default %d)",
+			id, limit, tokens.DefaultClientLimit)
+	case errors.Is(err, tokens.ErrDisabled):
+		return apiErrorf(http.StatusConflict, "partner %s is disabled: enable it first", id)
+	case err != nil:
+		return tokensAdminErr(err)
+	}
+	return writeAdminJSON(w, http.StatusCreated, creds)
 }
 
 func adminTokenService() (*tokens.Service, error) {
@@ -158,11 +186,7 @@ func serveAdminPartners(w http.ResponseWriter, r *http.Request) error {
 		if err := requireMethod(w, r, http.MethodPost); err != nil {
 			return err
 		}
-		creds, err := svc.AddClient(seg[0])
-		if err != nil {
-			return tokensAdminErr(err)
-		}
-		return writeAdminJSON(w, http.StatusCreated, creds)
+		return adminAddClient(w, svc, seg[0])
 	case len(seg) == 3 && seg[1] == "webhook-key" && seg[2] == "rotate":
 		if err := requireMethod(w, r, http.MethodPost); err != nil {
 			return err
