@@ -36,6 +36,15 @@ var ErrConflict = errors.New("storage: transaction conflict")
 type SubscriptionStorage interface {
 	// Subscriptions returns every stored subscription, in any order.
 	Subscriptions() ([]Subscription, error)
+	// SubscriptionsAt returns every stored subscription, in any order,
+	// with the SubscriptionsVersion they are at: both read in one snapshot.
+	SubscriptionsAt() ([]Subscription, uint64, error)
+	// SubscriptionsVersion returns the version of the stored
+	// subscriptions, in one small read: every committed create and delete,
+	// by any process sharing the storage, changes it. A backend only one
+	// process opens returns 0: that process's index is told of each of its
+	// writes and has nothing to compare.
+	SubscriptionsVersion() (uint64, error)
 	// CreateSubscription stores sub atomically, unless sub's partner already
 	// has a subscription with sub's unique key (it is returned, with created
 	// false) or has limit subscriptions or more (ErrLimit). Concurrent

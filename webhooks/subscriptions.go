@@ -39,6 +39,7 @@ type SubscriptionStore struct {
 	byID map[string]Subscription
 	byPE map[string][]Subscription // partner\x00event → subscriptions
 	gen  uint64                    // counts this instance's creates and deletes (Refresh)
+	ver  uint64                    // the storage's SubscriptionsVersion the index was loaded at
 	gone map[string]struct{}       // ids of subscriptions known to be deleted (changes.go)
 
 	// shared: other instances change the storage too (ChangeNotifier),
@@ -51,10 +52,11 @@ type SubscriptionStore struct {
 func newSubscriptionStore(store SubscriptionStorage, cfg *atomic.Pointer[settings], shared bool) (*SubscriptionStore, error) {
 	s := &SubscriptionStore{store: store, cfg: cfg, clock: cfg.Load().opts.Clock, shared: shared,
 		byID: map[string]Subscription{}, byPE: map[string][]Subscription{}, gone: map[string]struct{}{}}
-	subs, err := store.Subscriptions()
+	subs, ver, err := store.SubscriptionsAt()
 	if err != nil {
 		return nil, fmt.Errorf("webhooks: loading subscriptions: %w", err)
 	}
+	s.ver = ver
 	for _, sub := range subs {
 		s.add(sub)
 	}
