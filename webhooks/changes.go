@@ -81,7 +81,7 @@ func (s *SubscriptionStore) refreshLocked() error {
 		s.mu.RLock()
 		gen := s.gen
 		s.mu.RUnlock()
-		subs, err := s.store.Subscriptions()
+		subs, ver, err := s.store.SubscriptionsAt()
 		if err != nil {
 			return fmt.Errorf("webhooks: reloading subscriptions: %w", err)
 		}
@@ -90,6 +90,10 @@ func (s *SubscriptionStore) refreshLocked() error {
 			s.mu.Unlock()
 			continue
 		}
+		// A create of this instance missing from subs (read before it
+		// committed) leaves ver older than the storage's: the next Sync
+		// reloads.
+		s.ver = ver
 		old := s.byID
 		s.byID, s.byPE = map[string]Subscription{}, map[string][]Subscription{}
 		for _, sub := range subs {
@@ -103,6 +107,39 @@ func (s *SubscriptionStore) refreshLocked() error {
 		s.mu.Unlock()
 		return nil
 	}
+}
+
+// Sync makes the index hold every subscription committed before Sync was
+// called and none deleted before it. On a shared storage it reads the
+// storage's SubscriptionsVersion (one small query) and, when it is not the
+// version the index was loaded at, reloads the index (one reload for the
+// callers that wait meanwhile). A storage of this process only is current
+// already: nothing is read. On error the index is unchanged and may miss
+// other instances' latest writes.
+func (s *SubscriptionStore) Sync() error {
+	if !s.shared {
+		return nil
+	}
+	ver, err := s.store.SubscriptionsVersion()
+	if err != nil {
+		return fmt.Errorf("webhooks: reading the subscriptions' version: %w", err)
+	}
+	if s.loadedAt(ver) {
+		return nil
+	}
+	s.refreshMu.Lock()
+	defer s.refreshMu.Unlock()
+	if s.loadedAt(ver) { // reloaded meanwhile, from a read after ver's
+		return nil
+	}
+	return s.refreshLocked()
+}
+
+// loadedAt reports whether the index was loaded at version ver.
+func (s *SubscriptionStore) loadedAt(ver uint64) bool {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return s.ver == ver
 }
 
 // markGone remembers that subscription id was deleted. Called with mu

@@ -12,6 +12,9 @@ import (
 // (the feed reader stores its cursor there). When it returns nil every
 // delivery is durable. It returns the number of deliveries queued. Unknown
 // event names are refused (*ValidationError) before anything is written.
+// The deliveries go to the subscriptions this instance's index holds: on a
+// storage shared with other instances, SyncSubscriptions first brings in
+// those the others committed.
 func (s *Service) Publish(partnerID string, events []Event, with TxWrites) (int, error) {
 	return s.publish(partnerID, events, nil, with)
 }
@@ -28,6 +31,20 @@ func (s *Service) PublishKeyed(partnerID string, events []Event, keys []string, 
 		return 0, fmt.Errorf("webhooks: %d keys for %d events", len(keys), len(events))
 	}
 	return s.publish(partnerID, events, keys, with)
+}
+
+// SyncSubscriptions makes the index Publish fans out from hold every
+// subscription committed before the call, by any instance, and none deleted
+// before it (SubscriptionStore.Sync): on a shared storage one small query,
+// and a reload when another instance created or deleted a subscription
+// since the index was loaded. The feed reader calls it once per batch of
+// changes, after reading them and before publishing their events, so a
+// subscription created before a change was read gets the change's events.
+func (s *Service) SyncSubscriptions() error {
+	if s.closed.Load() {
+		return errClosed
+	}
+	return s.subs.Sync()
 }
 
 func (s *Service) publish(partnerID string, events []Event, keys []string, with TxWrites) (int, error) {

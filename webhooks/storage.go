@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"time"
 )
 
@@ -35,6 +36,15 @@ var ErrConflict = errors.New("storage: transaction conflict")
 type SubscriptionStorage interface {
 	// Subscriptions returns every stored subscription, in any order.
 	Subscriptions() ([]Subscription, error)
+	// SubscriptionsAt returns every stored subscription, in any order,
+	// with the SubscriptionsVersion they are at: both read in one snapshot.
+	SubscriptionsAt() ([]Subscription, uint64, error)
+	// SubscriptionsVersion returns the version of the stored
+	// subscriptions, in one small read: every committed create and delete,
+	// by any process sharing the storage, changes it. A backend only one
+	// process opens returns 0: that process's index is told of each of its
+	// writes and has nothing to compare.
+	SubscriptionsVersion() (uint64, error)
 	// CreateSubscription stores sub atomically, unless sub's partner already
 	// has a subscription with sub's unique key (it is returned, with created
 	// false) or has limit subscriptions or more (ErrLimit). Concurrent
@@ -217,4 +227,73 @@ func ParseSchedulePos(pos []byte) (time.Time, string, bool) {
 		return time.Time{}, "", false
 	}
 	return time.Unix(0, int64(binary.BigEndian.Uint64(pos))), string(pos[8:]), true
+}
+
+// Claimer is implemented by a queue that several gateway instances share
+// (storage/pgstore). The dispatcher then takes due deliveries by claiming
+// them: a claim leases a delivery to this instance, so no other instance
+// attempts it while the lease holds, and one whose instance died is due
+// again for every instance once its lease has run out. A queue that one
+// process owns (Badger) does not implement it: the dispatcher reads its
+// schedule.
+//
+// Settle applies only to deliveries this instance holds or that nobody
+// holds: when a lease ran out and another instance claimed the delivery,
+// the other's outcome is the one recorded. Settling ends the lease.
+type Claimer interface {
+	// Claim leases to this instance, until req.Now + req.Lease, up to
+	// req.Max deliveries due at req.Now that no instance holds, at most
+	// req.PerPartner of each partner and none of the partners in
+	// req.Skip, oldest first. It also returns when the first delivery not
+	// yet due at req.Now is due (zero: none is queued).
+	Claim(ctx context.Context, req ClaimRequest) (entries []QueueEntry, nextDue time.Time, err error)
+	// Renew extends this instance's leases of the deliveries at positions
+	// until until; those it no longer holds are left alone. It returns how
+	// many it extended.
+	Renew(ctx context.Context, positions [][]byte, until time.Time) (int, error)
+	// Release gives back this instance's leases of the deliveries at
+	// positions: they are due again at once for every instance.
+	Release(ctx context.Context, positions [][]byte) error
+	// Wakeups returns a channel that receives a value (wake-ups coalesce)
+	// when any instance queues deliveries or queues them again, and after
+	// a lost notification may have been missed; it is closed when ctx
+	// ends. Errors after the first are passed to onError.
+	Wakeups(ctx context.Context, onError func(error)) (<-chan struct{}, error)
+}
+
+// ClaimRequest is what Claimer.Claim takes.
+type ClaimRequest struct {
+	Now        time.Time
+	Lease      time.Duration
+	Max        int      // deliveries in all
+	PerPartner int      // deliveries of one partner
+	Skip       []string // partners whose deliveries are not claimed
+}
+
+// QueueEntryOf is the queue entry of a record stored at schedule position
+// pos, its id, partner and subscription read from the record: how a queue
+// copied from another store (its positions and records) is queued again.
+func QueueEntryOf(pos, record []byte) (QueueEntry, error) {
+	d, err := unmarshalDelivery(record)
+	if err != nil {
+		return QueueEntry{}, fmt.Errorf("queued delivery: %w", err)
+	}
+	_, id, ok := ParseSchedulePos(pos)
+	if !ok || id != d.ID {
+		return QueueEntry{}, fmt.Errorf("queued delivery %s: its schedule position does not name it", d.ID)
+	}
+	return QueueEntry{Pos: pos, ID: d.ID, PartnerID: d.PartnerID, SubscriptionID: d.SubscriptionID, Record: record}, nil
+}
+
+// DeadLetterOf is the dead letter of a stored dead record, its id,
+// partner, subscription and expiry read from the record.
+func DeadLetterOf(record []byte) (DeadLetter, error) {
+	d, err := unmarshalDelivery(record)
+	if err != nil {
+		return DeadLetter{}, fmt.Errorf("dead letter: %w", err)
+	}
+	if d.ID == "" || d.Expires.IsZero() {
+		return DeadLetter{}, errors.New("dead letter: the record has no id or no expiry")
+	}
+	return DeadLetter{ID: d.ID, PartnerID: d.PartnerID, SubscriptionID: d.SubscriptionID, Expires: d.Expires, Record: record}, nil
 }

@@ -39,6 +39,7 @@ type SubscriptionStore struct {
 	byID map[string]Subscription
 	byPE map[string][]Subscription // partner\x00event → subscriptions
 	gen  uint64                    // counts this instance's creates and deletes (Refresh)
+	ver  uint64                    // the storage's SubscriptionsVersion the index was loaded at
 	gone map[string]struct{}       // ids of subscriptions known to be deleted (changes.go)
 
 	// shared: other instances change the storage too (ChangeNotifier),
@@ -51,10 +52,11 @@ type SubscriptionStore struct {
 func newSubscriptionStore(store SubscriptionStorage, cfg *atomic.Pointer[settings], shared bool) (*SubscriptionStore, error) {
 	s := &SubscriptionStore{store: store, cfg: cfg, clock: cfg.Load().opts.Clock, shared: shared,
 		byID: map[string]Subscription{}, byPE: map[string][]Subscription{}, gone: map[string]struct{}{}}
-	subs, err := store.Subscriptions()
+	subs, ver, err := store.SubscriptionsAt()
 	if err != nil {
 		return nil, fmt.Errorf("webhooks: loading subscriptions: %w", err)
 	}
+	s.ver = ver
 	for _, sub := range subs {
 		s.add(sub)
 	}
@@ -263,3 +265,24 @@ func hostRefusal(ctx context.Context, err error) error {
 const hostNotAllowed = "host not allowed: it must resolve, and only to public addresses " +
 	"(not loopback, private, link-local, multicast or unspecified, nor the gateway itself) " +
 	"unless the gateway's configuration allows them"
+
+// sameURLKey is the form of a notification URL that decides whether two
+// subscriptions are the same: scheme and host are case-insensitive
+// (RFC 3986 §6.2.2.1), the rest is compared in the URL's escaped form.
+func sameURLKey(u *url.URL) string {
+	k := *u
+	k.Scheme, k.Host = strings.ToLower(u.Scheme), strings.ToLower(u.Host)
+	return k.String()
+}
+
+// SubscriptionUniqueKey is what makes a subscription unique: partner, event
+// and the URL's comparison form (sameURLKey; a URL that no longer parses
+// counts in its raw form), joined by NUL. A storage backend's uniqueness
+// index is on it.
+func SubscriptionUniqueKey(sub Subscription) string {
+	u, err := url.Parse(sub.NotificationURL)
+	if err != nil {
+		return sub.PartnerID + "\x00" + sub.Event + "\x00" + sub.NotificationURL
+	}
+	return sub.PartnerID + "\x00" + sub.Event + "\x00" + sameURLKey(u)
+}

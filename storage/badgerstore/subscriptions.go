@@ -40,6 +40,16 @@ func (s *webhookStore) Subscriptions() ([]webhooks.Subscription, error) {
 	return listJSON[webhooks.Subscription](s.db, subPrefix)
 }
 
+// SubscriptionsAt returns the subscriptions at version 0: only this
+// process opens the database, and its index is told of each of its writes.
+func (s *webhookStore) SubscriptionsAt() ([]webhooks.Subscription, uint64, error) {
+	subs, err := s.Subscriptions()
+	return subs, 0, err
+}
+
+// SubscriptionsVersion is always 0 (SubscriptionsAt).
+func (s *webhookStore) SubscriptionsVersion() (uint64, error) { return 0, nil }
+
 // count reads a partner's subscription count (0 when unset or unreadable).
 func count(txn *badger.Txn, key []byte) (int, error) {
 	it, err := txn.Get(key)

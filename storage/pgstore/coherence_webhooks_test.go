@@ -85,3 +85,30 @@ VALUES ($1, $2, $3, $4, $5, $6)`, sub.ID, sub.PartnerID, sub.Event, sub.Notifica
 		t.Fatalf("the receiver got %d requests from A; want 1 (the delivery was dropped as if its subscription were deleted)", got)
 	}
 }
+
+// An instance of a gateway without the version (during a rollout) or an
+// operator's SQL writes subscriptions without this code: the database
+// itself raises the version, so the other instances still reload.
+func TestASubscriptionWrittenOutsideTheGatewayChangesTheVersion(t *testing.T) {
+	pool := migratedPool(t)
+	ws := instance(t, pool.Config().ConnString()).Webhooks()
+	before, err := ws.SubscriptionsVersion()
+	if err != nil {
+		t.Fatal(err)
+	}
+	sub := webhooks.Subscription{ID: "sub_sql", PartnerID: "P1", Event: event, NotificationURL: "https://receiver.example/hook", CreatedAt: t0}
+	if _, err := pool.Exec(context.Background(), `INSERT INTO subscriptions (id, partner_id, event, notification_url, created_ns, unique_key)
+VALUES ($1, $2, $3, $4, $5, $6)`, sub.ID, sub.PartnerID, sub.Event, sub.NotificationURL, nanos(sub.CreatedAt), []byte(webhooks.SubscriptionUniqueKey(sub))); err != nil {
+		t.Fatal(err)
+	}
+	inserted, err := ws.SubscriptionsVersion()
+	if err != nil || inserted == before {
+		t.Fatalf("the version after an INSERT is %d (%v), before it %d; want it changed", inserted, err, before)
+	}
+	if _, err := pool.Exec(context.Background(), "DELETE FROM subscriptions WHERE id = $1", sub.ID); err != nil {
+		t.Fatal(err)
+	}
+	if deleted, err := ws.SubscriptionsVersion(); err != nil || deleted == inserted || deleted == before {
+		t.Fatalf("the version after a DELETE is %d (%v), before it %d; want a new one", deleted, err, inserted)
+	}
+}

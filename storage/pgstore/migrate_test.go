@@ -16,7 +16,7 @@ import (
 
 // schemaTables are the tables the schema must hold: all the gateway's state.
 var schemaTables = []string{"gateway_secrets", "partners", "static_webhook_keys", "clients", "signing_keys",
-	"subscriptions", "deliveries", "dead_letters", "delivered", "quarantined_deliveries", "feed_cursors", "feed_seen", "feed_rejected",
+	"subscriptions", "subscriptions_version", "deliveries", "dead_letters", "delivered", "quarantined_deliveries", "feed_cursors", "feed_seen", "feed_rejected",
 	"feed_leases"}
 
 func TestMigrateCreatesTheSchemaOnAnEmptyDatabase(t *testing.T) {

@@ -24,6 +24,49 @@ func (ws *webhookStore) Subscriptions() ([]webhooks.Subscription, error) {
 	return out, nil
 }
 
+// SubscriptionsAt reads the subscriptions and their version in one
+// statement, so in one snapshot: the version row joined to every
+// subscription (one row of NULLs beside the version when there is none).
+func (ws *webhookStore) SubscriptionsAt() ([]webhooks.Subscription, uint64, error) {
+	ctx, cancel := op()
+	defer cancel()
+	rows, _ := ws.s.pool.Query(ctx, `SELECT v.version, s.id, coalesce(s.partner_id, ''), coalesce(s.event, ''),
+	coalesce(s.notification_url, ''), s.created_ns
+FROM subscriptions_version v LEFT JOIN subscriptions s ON true ORDER BY s.id`)
+	var (
+		out     []webhooks.Subscription
+		ver     int64
+		id      *string
+		sub     webhooks.Subscription
+		created *int64
+	)
+	_, err := pgx.ForEachRow(rows, []any{&ver, &id, &sub.PartnerID, &sub.Event, &sub.NotificationURL, &created}, func() error {
+		if id != nil {
+			sub.ID, sub.CreatedAt = *id, fromNanos(created)
+			out = append(out, sub)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, 0, fmt.Errorf("reading subscriptions: %w", unavailable(err))
+	}
+	return out, uint64(ver), nil
+}
+
+// SubscriptionsVersion reads the one row of subscriptions_version, which
+// a trigger raises in the transaction of every write to subscriptions
+// (migration 00006): the subscription writes of all instances commit one
+// at a time, as each holds the row's lock until it commits.
+func (ws *webhookStore) SubscriptionsVersion() (uint64, error) {
+	ctx, cancel := op()
+	defer cancel()
+	var ver int64
+	if err := ws.s.pool.QueryRow(ctx, "SELECT version FROM subscriptions_version").Scan(&ver); err != nil {
+		return 0, fmt.Errorf("reading the subscriptions' version: %w", unavailable(err))
+	}
+	return uint64(ver), nil
+}
+
 func scanSubscription(r pgx.CollectableRow) (webhooks.Subscription, error) {
 	var sub webhooks.Subscription
 	var created *int64

@@ -60,13 +60,13 @@ func Run(t *testing.T, open Opener) {
 // signing keys', the subscriptions', the queue's, the dead letters', the
 // delivered records', the shared queue's claims (skipped by a backend that
 // does not claim), the feed store's, the feed lease's, the portal's and the
-// change notifications' (skipped by a backend that notifies none), and
-// the copy's reads and writes.
+// change notifications' (skipped by a backend that notifies none), the
+// copy's reads and writes, and the subscriptions' version.
 func Behaviours() []Behaviour {
 	var all []Behaviour
 	for _, part := range [][]Behaviour{tokenBehaviours, keyBehaviours, subscriptionBehaviours, queueBehaviours,
 		deadLetterBehaviours, deliveredBehaviours, claimBehaviours, feedBehaviours, feedLeaseBehaviours, portalBehaviours,
-		changeBehaviours, copyBehaviours} {
+		changeBehaviours, copyBehaviours, subscriptionVersionBehaviours} {
 		all = append(all, part...)
 	}
 	return all

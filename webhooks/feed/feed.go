@@ -31,6 +31,17 @@ type KeyedPublisher interface {
 	PublishKeyed(partnerID string, events []webhooks.Event, keys []string, with webhooks.TxWrites) (int, error)
 }
 
+// SubscriptionSyncer is a Publisher whose subscriptions may be changed by
+// other processes (webhooks.Service): SyncSubscriptions makes the
+// subscriptions the next publishes fan out to hold every one committed
+// before the call. The feed reader calls it once per batch with events,
+// after the batch was read and before its events are published; an error
+// fails the batch (it is read again), as publishing it could miss a
+// subscription.
+type SubscriptionSyncer interface {
+	SyncSubscriptions() error
+}
+
 // Partners tells whether a partner exists and whether it is a consolidation
 // partner. An error means the partners cannot be looked up right now (the
 // batch is retried later; nothing is rejected for it).

@@ -159,6 +159,11 @@ func (f *Feed) process(changes []Change, cursor *string, source string, gen int,
 	// changes that produced no event, the rejected list.
 	final := PageWrites{Seen: quiet, SeenUntil: expires, Rejected: rejected, RejectedTotal: total, Cursor: cursor, Fence: fence}
 
+	if ss, ok := s.Publisher.(SubscriptionSyncer); ok && len(chunks) > 0 {
+		if err := ss.SyncSubscriptions(); err != nil {
+			return res, fmt.Errorf("bringing the subscriptions up to date: %w", err)
+		}
+	}
 	if len(chunks) == 1 && len(quiet) <= maxQuietPerCommit {
 		// The common small page: one transaction for everything.
 		n, err := f.publish(s.Publisher, chunks[0], expires, fence, &final)
