@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -52,6 +53,15 @@ func adminJSON(t *testing.T, addr, method, path, body string, v any) {
 	}
 }
 
+// portalAudit is the whole audit log `caddy fulfilment portal audit`
+// shows on g.
+func portalAudit(t *testing.T, g *repoGateway) []map[string]any {
+	t.Helper()
+	var audit []map[string]any
+	cliJSON(t, g, &audit, "portal", "audit", "--limit", "1000")
+	return audit
+}
+
 // subscribeAs subscribes the token's partner to event at url on g.
 func subscribeAs(t *testing.T, g *repoGateway, token, url, event string) string {
 	t.Helper()
@@ -85,6 +95,8 @@ func TestMigrateFromBadgerToPostgresKeepsTheState(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// A sign-in to the portal writes the audit log (the link, the sign-in).
+	session := portalSignIn(t, b, "partner-moving")
 
 	// /dead always fails; /queued fails once, then hangs (the attempt in
 	// flight when the gateway stops stays queued). Every request's
@@ -141,6 +153,10 @@ func TestMigrateFromBadgerToPostgresKeepsTheState(t *testing.T) {
 	if _, err := os.Stat(export); !os.IsNotExist(err) {
 		t.Fatalf("the refused export left a file behind (%v)", err)
 	}
+	auditBefore := portalAudit(t, b)
+	if len(auditBefore) < 2 {
+		t.Fatalf("the Badger gateway's audit log holds %v, want the link and the sign-in", auditBefore)
+	}
 	b.Stop()
 	out, err := b.CLI("fulfilment", "export", "--file", export, "--config", "Caddyfile", "--adapter", "caddyfile")
 	if err != nil || !strings.Contains(out, `"delivery":1`) || !strings.Contains(out, `"dead_letter":1`) {
@@ -183,6 +199,17 @@ func TestMigrateFromBadgerToPostgresKeepsTheState(t *testing.T) {
 		adminJSON(t, p.Admin, "GET", "/fulfilment/webhooks/depth", "", &depth)
 		return depth.Queued == 0 && depth.Dead == 0
 	})
+	if got := portalAudit(t, p); !reflect.DeepEqual(got, auditBefore) {
+		t.Errorf("portal audit on the PostgreSQL gateway shows\n%v\nwant the Badger gateway's entries, same times and order:\n%v", got, auditBefore)
+	}
+	var sessions []any
+	cliJSON(t, p, &sessions, "portal", "sessions")
+	if len(sessions) != 0 {
+		t.Errorf("the PostgreSQL gateway lists portal sessions %v, want none (sessions are not carried)", sessions)
+	}
+	if st, _, _ := do(t, http.MethodGet, p.Base+"/portal/settings/integrations", nil, "Cookie", session.cookie.Name+"="+session.cookie.Value); st != http.StatusSeeOther {
+		t.Errorf("the Badger gateway's portal session on the PostgreSQL gateway answered %d, want 303 to sign in again", st)
+	}
 	if n := badSignatures.Load(); n != 0 || goodSignatures.Load() == 0 {
 		t.Errorf("%d requests had a signature that the partner's webhook key does not verify (%d did); want all signed with the key made on the Badger gateway",
 			n, goodSignatures.Load())

@@ -4,10 +4,12 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/fulfilgate/fulfilgate/portal"
 	"github.com/fulfilgate/fulfilgate/storage/transfer"
 	"github.com/fulfilgate/fulfilgate/tokens"
 	"github.com/fulfilgate/fulfilgate/webhooks"
@@ -27,15 +29,52 @@ func RunTransfer(t *testing.T, from, to Opener) {
 		if _, _, err := transfer.Import(bytes.NewReader(first), stores{dst}); err != nil {
 			t.Fatalf("Import into an empty store: %v", err)
 		}
-		second := export(t, dst.Reopen(t), "to")
+		reopened := dst.Reopen(t)
+		second := export(t, reopened, "to")
 		if a, b := body(first), body(second); a != b {
 			t.Fatalf("the export of the imported store differs from the original:\n--- original\n%s\n--- after import\n%s", a, b)
 		}
 		for _, typ := range []string{`"pepper"`, `"partner"`, `"client"`, `"signing_key"`, `"static_webhook_key"`, `"subscription"`,
-			`"delivery"`, `"dead_letter"`, `"feed"`, `"feed_seen"`, `"feed_rejected"`} {
+			`"delivery"`, `"dead_letter"`, `"feed"`, `"feed_seen"`, `"feed_rejected"`, `"portal_audit"`} {
 			if !strings.Contains(string(first), `{"type":`+typ) {
 				t.Errorf("the export has no %s line: the sample state should hold every kind", typ)
 			}
+		}
+		if got, want := auditOf(t, reopened), sampleAudit(); !slices.EqualFunc(got, want, sameAudit) {
+			t.Errorf("the imported audit log is\n%v\nwant the source's, with its times and order:\n%v", got, want)
+		}
+	})
+	t.Run("transfer/an empty audit log exports no audit line and imports as empty", func(t *testing.T) {
+		src := from(t)
+		if err := src.Tokens.CreatePartner(tokens.PartnerRecord{ID: "partner-a", WebhookKey: "whk-a", Created: t0}); err != nil {
+			t.Fatal(err)
+		}
+		dump := export(t, src, "from")
+		if strings.Contains(string(dump), `"portal_audit"`) {
+			t.Fatalf("the export of a store without audit records has an audit line:\n%s", dump)
+		}
+		dst := to(t)
+		if _, _, err := transfer.Import(bytes.NewReader(dump), stores{dst}); err != nil {
+			t.Fatalf("Import: %v", err)
+		}
+		if got := auditOf(t, dst.Reopen(t)); len(got) != 0 {
+			t.Errorf("after importing an empty audit log the target holds %v, want none", got)
+		}
+	})
+	t.Run("transfer/an import into a store with audit records is refused", func(t *testing.T) {
+		src := from(t)
+		fill(t, src)
+		dump := export(t, src, "from")
+		dst := to(t)
+		if err := dst.Portal.AppendAudit(portal.AuditRecord{At: t0, Partner: "p", Actor: portal.ActorOperator, Action: "create_link", Outcome: "ok"}); err != nil {
+			t.Fatal(err)
+		}
+		_, _, err := transfer.Import(bytes.NewReader(dump), stores{dst})
+		if !errors.Is(err, transfer.ErrNotEmpty) || !strings.Contains(err.Error(), "audit") {
+			t.Fatalf("Import into a store with an audit record: %v, want ErrNotEmpty naming the audit log", err)
+		}
+		if got := auditOf(t, dst); len(got) != 1 {
+			t.Errorf("the refused import left %d audit records, want the target's one", len(got))
 		}
 	})
 	t.Run("transfer/an import into a store that is not empty is refused", func(t *testing.T) {
@@ -65,6 +104,7 @@ func (s stores) Tokens() tokens.Store         { return s.b.Tokens }
 func (s stores) Webhooks() webhooks.Storage   { return s.b.Webhooks }
 func (s stores) Feed(name string) feed.Store  { return s.b.Feed(name) }
 func (s stores) FeedNames() ([]string, error) { return s.b.FeedNames() }
+func (s stores) Portal() portal.Store         { return s.b.Portal }
 
 func export(t *testing.T, b Backend, source string) []byte {
 	t.Helper()
@@ -139,4 +179,42 @@ func fill(t *testing.T, b Backend) {
 			{Seq: 7, ChangeID: "chg-y", Reason: "no partner", Source: "push", RejectedAt: t0.Add(time.Second)},
 		}, RejectedTotal: 7})
 	commit(t, b.Feed("returns"), feed.PageWrites{Seen: []string{"ret-1"}, SeenUntil: until.Add(time.Minute)})
+	for _, r := range sampleAudit() {
+		must("audit record", b.Portal.AppendAudit(r))
+	}
+}
+
+// sampleAudit is an audit log, oldest first: records of both actors, two
+// of the same nanosecond (their order must survive), and one of a partner
+// that was deleted since (it has no partner record, and the log keeps it).
+func sampleAudit() []portal.AuditRecord {
+	same := t0.Add(-2*time.Hour + 123456789)
+	return []portal.AuditRecord{
+		{At: t0.Add(-3 * time.Hour), Partner: "partner-made", Actor: portal.ActorOperator, Action: "create_link", Target: "lnk_1", Outcome: "ok"},
+		{At: same, Partner: "partner-made", Actor: portal.ActorPartner, Session: "ses_1", Action: "rotate_secret", Target: "cl-made", Outcome: "ok", Detail: "first of the same time"},
+		{At: same, Partner: "partner-made", Actor: portal.ActorPartner, Session: "ses_1", Action: "delete_subscription", Target: "sub_9", Outcome: "not found", Detail: "second of the same time"},
+		{At: t0.Add(-time.Hour), Partner: "partner-gone", Actor: portal.ActorOperator, Action: "end_sessions", Outcome: "ok", Detail: "partner deleted"},
+	}
+}
+
+// auditOf is b's whole audit log, oldest first.
+func auditOf(t *testing.T, b Backend) []portal.AuditRecord {
+	t.Helper()
+	recs, err := b.Portal.Audit("", time.Time{}, 1000)
+	if err != nil {
+		t.Fatalf("reading the audit log: %v", err)
+	}
+	slices.Reverse(recs)
+	for i := range recs {
+		recs[i].At = recs[i].At.UTC()
+	}
+	return recs
+}
+
+// sameAudit reports whether a and b are the same audit record (times
+// compared as instants).
+func sameAudit(a, b portal.AuditRecord) bool {
+	at := a.At.Equal(b.At)
+	a.At, b.At = time.Time{}, time.Time{}
+	return at && a == b
 }

@@ -1,11 +1,11 @@
 // Package transfer copies a gateway's whole state from one storage backend
 // to another as a stream of JSON lines (NDJSON): Export writes it, Import
 // reads it into an empty store. It works through the domain packages'
-// storage interfaces (tokens.Store, webhooks.Storage, feed.Store and
-// feed.Catalog), so every backend can be a source or a target, and it
+// storage interfaces (tokens.Store, webhooks.Storage, feed.Store,
+// feed.Catalog and portal.Store), so every backend can be a source or a target, and it
 // imports no database driver and no Caddy.
 //
-// The stream, format version 1, one JSON object a line, each with its
+// The stream, format version 2, one JSON object a line, each with its
 // "type":
 //
 //	header              format "fulfilgate-export", version, source backend, created
@@ -20,10 +20,19 @@
 //	feed                a feed's cursor and total of rejected changes
 //	feed_seen           a change id a feed has done, and until when it is remembered
 //	feed_rejected       one of a feed's last rejected changes
+//	portal_audit        an entry of the partner portal's audit log, with its own time (oldest first)
 //	end                 how many lines of each type came before: a stream without it is cut short
 //
-// The portal's links, sessions and audit log and the log of delivered
-// deliveries are not part of version 1.
+// Version 2 added portal_audit lines; version 1 is version 2 without
+// them. A reader refuses a stream of a newer version than its own and a
+// line type it does not know, so an older gateway refuses a version 2
+// stream rather than drop its audit log.
+//
+// The portal's sign-in links and sessions are never carried: they are
+// short-lived credentials of one gateway, and partners sign in again after
+// the move. Nor is the log of delivered deliveries: it is a short recent
+// history that the storage interfaces can only write by settling a
+// delivery.
 //
 // Lines of one type are sorted (by id, position or name), so exporting the
 // same state twice gives the same lines but for the header's time.
@@ -32,6 +41,7 @@ package transfer
 import (
 	"time"
 
+	"github.com/fulfilgate/fulfilgate/portal"
 	"github.com/fulfilgate/fulfilgate/tokens"
 	"github.com/fulfilgate/fulfilgate/webhooks"
 	"github.com/fulfilgate/fulfilgate/webhooks/feed"
@@ -42,7 +52,7 @@ const Format = "fulfilgate-export"
 
 // Version is the format version this package writes and the newest it
 // reads.
-const Version = 1
+const Version = 2
 
 // Stores are a backend's stores, as the gateway opens them.
 type Stores interface {
@@ -50,6 +60,7 @@ type Stores interface {
 	Webhooks() webhooks.Storage
 	Feed(name string) feed.Store
 	feed.Catalog
+	Portal() portal.Store
 }
 
 // Line types.
@@ -66,6 +77,7 @@ const (
 	typeFeed       = "feed"
 	typeFeedSeen   = "feed_seen"
 	typeFeedReject = "feed_rejected"
+	typeAudit      = "portal_audit"
 	typeEnd        = "end"
 )
 

@@ -13,6 +13,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/fulfilgate/fulfilgate/portal"
 	"github.com/fulfilgate/fulfilgate/tokens"
 	"github.com/fulfilgate/fulfilgate/webhooks"
 	"github.com/fulfilgate/fulfilgate/webhooks/feed"
@@ -40,6 +41,7 @@ type dump struct {
 	feeds      []feedLine
 	seen       map[string][]seenLine
 	rejected   map[string][]feed.Rejected
+	audit      []portal.AuditRecord
 	counts     Counts
 }
 
@@ -58,7 +60,7 @@ func Import(r io.Reader, dst Stores) (Header, Counts, error) {
 	if err := checkEmpty(dst); err != nil {
 		return d.header, nil, err
 	}
-	for _, part := range []func(*dump, Stores) error{importTokens, importSubscriptions, importQueue, importFeeds} {
+	for _, part := range []func(*dump, Stores) error{importTokens, importSubscriptions, importQueue, importFeeds, importAudit} {
 		if err := part(d, dst); err != nil {
 			return d.header, nil, fmt.Errorf("%w (the target now holds part of the state: discard it and import into an empty one)", err)
 		}
@@ -231,6 +233,18 @@ func (d *dump) add(typ string, b []byte) error {
 			return err
 		}
 		d.rejected[l.Feed] = append(d.rejected[l.Feed], l.Rejected)
+	case typeAudit:
+		if d.header.Version < auditSince {
+			return fmt.Errorf("a version %d export holds no audit records (they came in version %d): it is damaged", d.header.Version, auditSince)
+		}
+		var r portal.AuditRecord
+		if err := json.Unmarshal(b, &r); err != nil {
+			return err
+		}
+		if err := checkAudit(r); err != nil {
+			return err
+		}
+		d.audit = append(d.audit, r)
 	default:
 		return fmt.Errorf("unknown line type %q", typ)
 	}
@@ -296,6 +310,10 @@ func checkEmpty(dst Stores) error {
 	}
 	feeds, err := dst.FeedNames()
 	if err := add(len(feeds), err, "feeds"); err != nil {
+		return err
+	}
+	audit, err := dst.Portal().Audit("", time.Time{}, 1)
+	if err := add(len(audit), err, "portal audit records"); err != nil {
 		return err
 	}
 	if len(found) > 0 {

@@ -49,7 +49,7 @@ func TestImportRefusesADamagedStreamAndWritesNothing(t *testing.T) {
 	for name, c := range map[string]struct{ stream, want string }{
 		"cut short":     {cut, "no end line"},
 		"a line lost":   {strings.Replace(string(good), lines[2], "", 1), "counts"},
-		"newer format":  {strings.Replace(string(good), `"version":1`, `"version":2`, 1), "format version 2"},
+		"newer format":  {strings.Replace(string(good), `"version":2`, `"version":3`, 1), "format version 3"},
 		"not an export": {`{"type":"partner","id":"x"}` + "\n", "want the header"},
 		"unknown line":  {strings.Replace(string(good), lines[2], `{"type":"wormhole"}`+"\n", 1), `unknown line type "wormhole"`},
 		"not JSON":      {strings.Replace(string(good), lines[2], "partner-a\n", 1), "not a JSON object"},
@@ -82,5 +82,38 @@ func TestExportNeverCreatesAPepper(t *testing.T) {
 	}
 	if p, _ := b.Tokens.Pepper(nil); string(p) != "generated now" {
 		t.Errorf("after the export the store's pepper is %q, want none stored by the export", p)
+	}
+}
+
+func TestImportRefusesAuditRecordsNoGatewayWrites(t *testing.T) {
+	good := sampleExport(t)
+	lines := strings.SplitAfter(string(good), "\n")
+	endAt := len(lines) - 2 // the end line; the last element is empty
+	with := func(stream, line string) string {
+		return strings.Replace(stream, lines[endAt], line+"\n"+lines[endAt], 1)
+	}
+	const valid = `{"type":"portal_audit","at":"2026-11-01T10:00:00Z","partner":"partner-a","actor":"operator","action":"create_link","outcome":"ok"}`
+	for name, c := range map[string]struct{ stream, want string }{
+		"audit in a version 1 export": {with(strings.Replace(string(good), `"version":2`, `"version":1`, 1), valid), "version 1 export holds no audit records"},
+		"no time":                     {with(string(good), strings.Replace(valid, `"at":"2026-11-01T10:00:00Z",`, "", 1)), "without a time"},
+		"no partner":                  {with(string(good), strings.Replace(valid, `"partner":"partner-a",`, "", 1)), "without a partner"},
+		"unknown actor":               {with(string(good), strings.Replace(valid, `"actor":"operator"`, `"actor":"root"`, 1)), `actor "root"`},
+		"no action":                   {with(string(good), strings.Replace(valid, `"action":"create_link",`, "", 1)), "without an action"},
+		"not an audit record":         {with(string(good), `{"type":"portal_audit","at":"yesterday"}`), "portal_audit"},
+	} {
+		err, partners := importInto(t, []byte(c.stream))
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: Import = %v, want an error saying %q", name, err, c.want)
+		}
+		if partners != 0 {
+			t.Errorf("%s: the refused import stored %d partners, want none", name, partners)
+		}
+	}
+}
+
+func TestOlderVersionOneStreamsStillImport(t *testing.T) {
+	v1 := strings.Replace(string(sampleExport(t)), `"version":2`, `"version":1`, 1)
+	if err, partners := importInto(t, []byte(v1)); err != nil || partners != 1 {
+		t.Fatalf("a version 1 stream: Import = %v with %d partners, want it imported", err, partners)
 	}
 }

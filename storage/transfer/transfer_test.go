@@ -30,7 +30,7 @@ func openBadger(t *testing.T, dir string) storagetest.Backend {
 	s := badgerstore.New(db)
 	return storagetest.Backend{
 		Tokens: s.Tokens(), Webhooks: s.Webhooks(), FeedNames: s.FeedNames,
-		Feed: func(name string) feed.Store { return s.Feed(name) },
+		Feed: func(name string) feed.Store { return s.Feed(name) }, Portal: s.Portal(),
 		Reopen: func(t *testing.T) storagetest.Backend {
 			if err := db.Close(); err != nil {
 				t.Fatal(err)
@@ -67,7 +67,7 @@ func postgresOn(t *testing.T, dsn string) storagetest.Backend {
 	s := pgstore.New(p)
 	return storagetest.Backend{
 		Tokens: s.Tokens(), Webhooks: s.Webhooks(), FeedNames: s.FeedNames,
-		Feed: func(name string) feed.Store { return s.Feed(name) },
+		Feed: func(name string) feed.Store { return s.Feed(name) }, Portal: s.Portal(),
 		Reopen: func(t *testing.T) storagetest.Backend {
 			p.Close()
 			return postgresOn(t, dsn)
