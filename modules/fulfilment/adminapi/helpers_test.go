@@ -20,10 +20,15 @@ func loadTestConfig(t *testing.T, webhooksJSON string) *fulfilment.App {
 }
 
 // loadAppConfig runs loadTestConfig's config with the fulfilment app's
-// fields given (JSON object members, without braces) beside data_dir.
-func loadAppConfig(t *testing.T, fields string) *fulfilment.App {
+// fields given (JSON object members, without braces) beside data_dir, and
+// more apps (members of "apps", such as `"http":{...}`) if given.
+func loadAppConfig(t *testing.T, fields string, apps ...string) *fulfilment.App {
 	t.Helper()
-	cfg := fmt.Sprintf(`{"admin":{"disabled":true},"apps":{"fulfilment":{"data_dir":%q,%s}}}`, t.TempDir(), fields)
+	var more strings.Builder
+	for _, a := range apps {
+		more.WriteString("," + a)
+	}
+	cfg := fmt.Sprintf(`{"admin":{"disabled":true},"apps":{"fulfilment":{"data_dir":%q,%s}%s}}`, t.TempDir(), fields, more.String())
 	if err := caddy.Load([]byte(cfg), true); err != nil {
 		t.Fatal(err)
 	}

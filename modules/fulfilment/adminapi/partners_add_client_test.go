@@ -1,48 +1,23 @@
 package adminapi
 
 import (
-	"crypto/rand"
 	"encoding/json"
 	"fmt"
 	"net/http"
 	"strings"
 	"testing"
 
-	"github.com/caddyserver/caddy/v2"
-
 	// The portal handler, whose max_clients the operator keeps to.
 	_ "github.com/fulfilgate/fulfilgate/modules/fulfilhttp/portal"
 	"github.com/fulfilgate/fulfilgate/tokens"
 )
 
-// loadStaticPartnersWithPortal runs a config with partner-acme (client
-// acme-client) and partner-globex of the configuration, a partner-initech
-// created at run time, and a portal handler with max_clients 3.
+// loadStaticPartnersWithPortal is loadStaticPartners with a portal handler
+// of max_clients 3.
 func loadStaticPartnersWithPortal(t *testing.T) (*tokens.Service, string) {
 	t.Helper()
-	secret, err := tokens.NewSecret(rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg := fmt.Sprintf(`{"admin":{"disabled":true},"apps":{
-		"fulfilment":{"data_dir":%q,"tokens":{"partners":[
-			{"id":"partner-acme","clients":[{"id":"acme-client","secret":%q}]},
-			{"id":"partner-globex"}]}},
-		"http":{"servers":{"portal":{"listen":["127.0.0.1:0"],"automatic_https":{"disable":true},
-			"routes":[{"handle":[{"handler":"fulfilment_portal","max_clients":3}]}]}}}}}`, t.TempDir(), secret)
-	if err := caddy.Load([]byte(cfg), true); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = caddy.Stop() })
-	app, err := runningApp()
-	if err != nil {
-		t.Fatal(err)
-	}
-	svc := app.TokenService()
-	if svc == nil {
-		t.Fatal("the token service is not running")
-	}
-	return svc, secret
+	return loadStaticPartners(t, `"http":{"servers":{"portal":{"listen":["127.0.0.1:0"],"automatic_https":{"disable":true},
+		"routes":[{"handle":[{"handler":"fulfilment_portal","max_clients":3}]}]}}}`)
 }
 
 // addClient calls POST /fulfilment/partners/{id}/clients and decodes a 201.

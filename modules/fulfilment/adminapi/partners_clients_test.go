@@ -12,9 +12,10 @@ import (
 )
 
 // loadStaticPartners runs a config with two partners of the configuration,
-// partner-acme (client acme-client) and partner-globex, and returns the
-// token service and acme-client's secret.
-func loadStaticPartners(t *testing.T) (*tokens.Service, string) {
+// partner-acme (client acme-client) and partner-globex, and the apps given
+// (see loadAppConfig), and returns the token service and acme-client's
+// secret.
+func loadStaticPartners(t *testing.T, apps ...string) (*tokens.Service, string) {
 	t.Helper()
 	secret, err := tokens.NewSecret(rand.Reader)
 	if err != nil {
@@ -22,7 +23,7 @@ func loadStaticPartners(t *testing.T) (*tokens.Service, string) {
 	}
 	app := loadAppConfig(t, fmt.Sprintf(`"tokens":{"partners":[
 		{"id":"partner-acme","clients":[{"id":"acme-client","secret":%q}]},
-		{"id":"partner-globex"}]}`, secret))
+		{"id":"partner-globex"}]}`, secret), apps...)
 	svc := app.TokenService()
 	if svc == nil {
 		t.Fatal("the token service is not running")
