@@ -242,7 +242,11 @@ func (s *Service) Configure(cfg Config) error {
 	old := s.settings.Load()
 	st := &settings{issuer: cfg.Issuer, audience: cfg.Audience, lifetime: cfg.Lifetime, leeway: cfg.Leeway,
 		alg: cfg.Algorithm, parser: jwt.NewParser(jwt.WithValidMethods([]string{cfg.Algorithm}), jwt.WithoutClaimsValidation(), jwt.WithStrictDecoding())}
-	if old == nil || old.issuer != st.issuer || old.audience != st.audience || old.alg != st.alg {
+	// The verify cache holds what was checked under old, time bounds
+	// included (verified.setTimes): it carries over only to settings that
+	// check alike. Tokens kept for reuse were issued under old's lifetime.
+	if old == nil || old.issuer != st.issuer || old.audience != st.audience || old.alg != st.alg ||
+		old.lifetime != st.lifetime || old.leeway != st.leeway {
 		st.cache = newVerifyCache()
 		s.reuse.Clear()
 	} else {
