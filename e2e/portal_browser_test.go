@@ -23,39 +23,8 @@ func TestPortalIntegrationsInABrowser(t *testing.T) {
 	ctx := browsertest.Start(t)
 	g := startPortalGateway(t)
 	link, linkToken := portalLink(t, g, "partner-acme")
-	shot := func(name string) { browsertest.Screenshot(t, ctx, name) }
-	run := func(what string, actions ...chromedp.Action[chromedp.Void]) {
-		t.Helper()
-		if err := chromedp.Do(ctx, actions...); err != nil {
-			t.Fatalf("%s: %v\nserver logs:\n%s", what, err, g.Logs)
-		}
-	}
-	// follow clicks sel, which loads another page, and runs then once
-	// that page has loaded (a page read while it loads can be replaced
-	// under the read: see browsertest.Follow).
-	follow := func(what, sel string, then ...chromedp.Action[chromedp.Void]) {
-		t.Helper()
-		if err := browsertest.Follow(ctx, chromedp.Click(chromedp.CSS(sel))); err != nil {
-			t.Fatalf("%s: %v\nserver logs:\n%s", what, err, g.Logs)
-		}
-		run(what, then...)
-	}
-	text := func(sel string) string {
-		t.Helper()
-		s, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(sel)))
-		if err != nil {
-			t.Fatalf("reading %s: %v", sel, err)
-		}
-		return strings.TrimSpace(s)
-	}
-	location := func() string {
-		t.Helper()
-		u, err := chromedp.Run(ctx, chromedp.Location())
-		if err != nil {
-			t.Fatal(err)
-		}
-		return u
-	}
+	bp := browserPage{t, ctx, g}
+	shot, run, follow, text, location := bp.shot, bp.run, bp.follow, bp.text, bp.location
 
 	// Sign in: the link shows a page; pressing Continue opens the session
 	// and leaves the token out of the address bar.
@@ -109,10 +78,7 @@ func TestPortalIntegrationsInABrowser(t *testing.T) {
 
 	// Later pages never show the secret again.
 	follow("back to Integrations", "main a.button.primary", chromedp.WaitVisible(chromedp.CSS("#clients")))
-	page, err := chromedp.Run(ctx, chromedp.OuterHTML(chromedp.CSS("html")))
-	if err != nil {
-		t.Fatal(err)
-	}
+	page := bp.html()
 	if strings.Contains(page, secret) || !strings.Contains(page, clientID) || !strings.Contains(page, "••••"+secret[len(secret)-4:]) {
 		t.Fatal("the Integrations page after creation shows the secret, or not the client with the hint of its secret")
 	}

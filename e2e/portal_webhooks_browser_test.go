@@ -29,39 +29,8 @@ func TestPortalWebhooksInABrowser(t *testing.T) {
 	}
 	cliJSON(t, g, &created, "partner", "create", "partner-initech")
 	link, _ := portalLink(t, g, "partner-initech")
-	shot := func(name string) { browsertest.Screenshot(t, ctx, name) }
-	run := func(what string, actions ...chromedp.Action[chromedp.Void]) {
-		t.Helper()
-		if err := chromedp.Do(ctx, actions...); err != nil {
-			t.Fatalf("%s: %v\nserver logs:\n%s", what, err, g.Logs)
-		}
-	}
-	// follow clicks sel, which loads another page, and runs then once
-	// that page has loaded (a page read while it loads can be replaced
-	// under the read: see browsertest.Follow).
-	follow := func(what, sel string, then ...chromedp.Action[chromedp.Void]) {
-		t.Helper()
-		if err := browsertest.Follow(ctx, chromedp.Click(chromedp.CSS(sel))); err != nil {
-			t.Fatalf("%s: %v\nserver logs:\n%s", what, err, g.Logs)
-		}
-		run(what, then...)
-	}
-	text := func(sel string) string {
-		t.Helper()
-		s, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(sel)))
-		if err != nil {
-			t.Fatalf("reading %s: %v", sel, err)
-		}
-		return strings.TrimSpace(s)
-	}
-	html := func() string {
-		t.Helper()
-		s, err := chromedp.Run(ctx, chromedp.OuterHTML(chromedp.CSS("html")))
-		if err != nil {
-			t.Fatal(err)
-		}
-		return s
-	}
+	bp := browserPage{t, ctx, g}
+	shot, run, follow, text, html := bp.shot, bp.run, bp.follow, bp.text, bp.html
 	logURL := func(q url.Values) string { return g.Base + "/portal/webhooks/deliveries?" + q.Encode() }
 	// waitState reloads the log until delivery id shows state.
 	waitState := func(q url.Values, id, state string) {
