@@ -211,3 +211,28 @@ func (r *receiver) awaitFrom(t *testing.T, from string, n int, what string) {
 		}
 	}
 }
+
+// takesOverAfterLease checks that b attempts none of the five deliveries
+// the dead instance (named holder) held while their leases hold, and
+// each exactly once after clock passed lease.
+func (b *gateway) takesOverAfterLease(t *testing.T, rcv *receiver, clock *TestClock, lease time.Duration, holder string) {
+	t.Helper()
+	if n := b.runDue(t); n != 0 {
+		t.Fatalf("B made %d attempts while %s leases held, want none", n, holder)
+	}
+	clock.Advance(lease)
+	if n := b.runDue(t); n != 5 {
+		t.Fatalf("B made %d attempts after %s leases ran out, want the five deliveries it held", n, holder)
+	}
+	for id, n := range rcv.perID("B") {
+		if n != 1 {
+			t.Errorf("B attempted %s %d times, want once", id, n)
+		}
+	}
+	if got := len(rcv.perID("B")); got != 5 {
+		t.Errorf("B delivered %d distinct deliveries, want 5", got)
+	}
+	if q, d := b.depth(t); q != 0 || d != 0 {
+		t.Errorf("after B's deliveries: %d queued, %d dead; want none", q, d)
+	}
+}

@@ -67,22 +67,6 @@ func TestAKilledInstancesDeliveriesAreDeliveredByAnother(t *testing.T) {
 	child.Wait()
 	killed = true
 
-	if n := b.runDue(t); n != 0 {
-		t.Fatalf("B made %d attempts while the killed instance's leases held, want none", n)
-	}
-	clock.Advance(3*time.Minute + time.Second) // the killed instance's lease: three attempt timeouts
-	if n := b.runDue(t); n != 5 {
-		t.Fatalf("B made %d attempts after the killed instance's leases ran out, want its five deliveries", n)
-	}
-	for id, n := range rcv.perID("B") {
-		if n != 1 {
-			t.Errorf("B attempted %s %d times, want once", id, n)
-		}
-	}
-	if got := len(rcv.perID("B")); got != 5 {
-		t.Errorf("B delivered %d distinct deliveries, want 5", got)
-	}
-	if q, d := b.depth(t); q != 0 || d != 0 {
-		t.Errorf("after B's deliveries: %d queued, %d dead; want none", q, d)
-	}
+	// The killed instance's lease: three attempt timeouts.
+	b.takesOverAfterLease(t, rcv, clock, 3*time.Minute+time.Second, "the killed instance's")
 }

@@ -139,24 +139,7 @@ func TestDeliveriesOfAnInstanceThatDiedAreDeliveredByAnotherAfterTheLease(t *tes
 	rcv.await(t, 4, "A's attempts") // four: the per-target cap
 	a.kill()
 
-	if n := b.runDue(t); n != 0 {
-		t.Fatalf("B made %d attempts while A's leases held, want none", n)
-	}
-	clock.Advance(3 * time.Minute) // the lease: three attempt timeouts
-	if n := b.runDue(t); n != 5 {
-		t.Fatalf("B made %d attempts after A's leases ran out, want the five deliveries A held", n)
-	}
-	for id, n := range rcv.perID("B") {
-		if n != 1 {
-			t.Errorf("B attempted %s %d times, want once", id, n)
-		}
-	}
-	if got := len(rcv.perID("B")); got != 5 {
-		t.Errorf("B delivered %d distinct deliveries, want 5", got)
-	}
-	if q, d := b.depth(t); q != 0 || d != 0 {
-		t.Errorf("after B's deliveries: %d queued, %d dead; want none", q, d)
-	}
+	b.takesOverAfterLease(t, rcv, clock, 3*time.Minute, "A's") // the lease: three attempt timeouts
 }
 
 // TestAStoppedInstanceReleasesWhatItHeld: an instance that closes gives
