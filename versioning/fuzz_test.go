@@ -87,6 +87,11 @@ func checkMapped(t *testing.T, in string, m Mapping, err error) {
 	if !utf8.ValidString(m.Path) {
 		t.Fatalf("Map(%q) = path %q is not UTF-8", in, m.Path)
 	}
+	if m.DefaultEncoded {
+		if esc := (&url.URL{Path: m.Path}).EscapedPath(); esc != m.RawPath {
+			t.Fatalf("Map(%q) says RawPath %q is Path's default encoding, which is %q", in, m.RawPath, esc)
+		}
+	}
 	// What the upstream sees after its own normalisation stays inside.
 	u := &url.URL{Path: m.Path, RawPath: m.RawPath}
 	if !strings.HasPrefix(u.EscapedPath(), prefix) {

@@ -23,36 +23,54 @@ package versioning
 // checkPath reports why escaped is not an acceptable request path, or "" if
 // it is. It does not allocate.
 func checkPath(escaped string) string {
+	why, _ := scanPath(escaped)
+	return why
+}
+
+// scanPath is checkPath, and when escaped is accepted, the bits of
+// pathByteClass its bytes hold together: notKeptByURL among them means
+// net/url's path encoding would escape one of them.
+func scanPath(escaped string) (why string, class byte) {
 	if len(escaped) == 0 || escaped[0] != '/' {
-		return "the path must start with /"
+		return "the path must start with /", 0
 	}
 	if len(escaped) == 1 {
-		return "" // the root
+		return "", 0 // the root
 	}
-	return checkSegments(escaped[1:], true)
+	return scanSegments(escaped[1:], true)
 }
 
 // checkSegments checks a "/"-separated run of segments (without the leading
 // slash). trailingSlash allows a final empty segment.
-//
-// A segment of plain bytes only (plainPathByte: no escape, no ';') is safe
-// unless it is "." or ".."; only the others take checkSegment's byte-by-byte
-// decoding, so the common path costs a table look-up per byte.
 func checkSegments(s string, trailingSlash bool) string {
-	segStart := 0
-	var odd byte // not 0 once the segment holds a byte that is not plain
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if c != '/' {
-			odd |= notPlainPathByte[c]
-			continue
+	why, _ := scanSegments(s, trailingSlash)
+	return why
+}
+
+// scanSegments is checkSegments, and the bits of pathByteClass the bytes
+// of s hold together (all of them when s is accepted).
+//
+// A segment of plain bytes only (no notPlain bit: no escape, no ';') is
+// safe unless it is "." or ".."; only the others take checkSegment's
+// byte-by-byte decoding, so the common path costs a table look-up per byte.
+func scanSegments(s string, trailingSlash bool) (string, byte) {
+	var all byte // the bits of all bytes
+	for start := 0; ; {
+		var seg byte // the bits of the segment's bytes
+		i := start
+		for ; i < len(s) && s[i] != '/'; i++ {
+			seg |= pathByteClass[s[i]]
 		}
-		if why := checkSegmentAt(s[segStart:i], odd, false, false); why != "" {
-			return why
+		all |= seg
+		last := i == len(s)
+		if why := checkSegmentAt(s[start:i], seg&notPlain, last, last && trailingSlash && start > 0); why != "" {
+			return why, 0
 		}
-		segStart, odd = i+1, 0
+		if last {
+			return "", all
+		}
+		start = i + 1
 	}
-	return checkSegmentAt(s[segStart:], odd, true, trailingSlash && segStart > 0)
 }
 
 // checkSegmentAt checks the segment seg of checkSegments; odd is not 0 if
@@ -73,17 +91,42 @@ func checkSegmentAt(seg string, odd byte, last, emptyOK bool) string {
 	return ""
 }
 
-// notPlainPathByte is 1 for the bytes a segment may not hold raw without
-// the decoding check: all but the path bytes (isPathByte), and ';', which
-// starts the segment's parameters.
-var notPlainPathByte = func() (t [256]byte) {
+// The bits of pathByteClass.
+const (
+	// notPlain: a segment may not hold the byte raw without the decoding
+	// check: all but the path bytes (isPathByte), and ';', which starts the
+	// segment's parameters.
+	notPlain byte = 1 << iota
+	// notKeptByURL: net/url's path encoding (URL.EscapedPath of a URL
+	// without RawPath) escapes the byte; it keeps the RFC 3986 unreserved
+	// bytes, "/" and "$&+,:;=@".
+	notKeptByURL
+)
+
+// pathByteClass holds the bits above for every byte.
+var pathByteClass = func() (t [256]byte) {
 	for c := range 256 {
 		if !isPathByte(byte(c)) || c == ';' {
-			t[c] = 1
+			t[c] |= notPlain
+		}
+		if !keptByURL(byte(c)) {
+			t[c] |= notKeptByURL
 		}
 	}
 	return t
 }()
+
+// keptByURL reports whether net/url's path encoding leaves c as it is.
+func keptByURL(c byte) bool {
+	if isAlnum(c) {
+		return true
+	}
+	switch c {
+	case '-', '_', '.', '~', '/', '$', '&', '+', ',', ':', ';', '=', '@':
+		return true
+	}
+	return false
+}
 
 // checkSegment checks one non-empty segment.
 func checkSegment(seg string) string {

@@ -30,6 +30,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"net/url"
 	"strconv"
 	"strings"
 	"time"
@@ -112,12 +113,30 @@ type Version struct {
 	upstreamPaths     map[string]resource // by public resource name
 	nameValue         any                 // Name
 	prefix            string              // normalised UpstreamPrefix
+	prefixKept        bool                // net/url's path encoding keeps prefix as it is
 }
 
 // resource is a mapped resource of a version.
 type resource struct {
 	path string // the version's upstream prefix + "/" + the upstream resource
 	name any    // the public resource name (Mapping.ResourceValue)
+	kept bool   // net/url's path encoding keeps path as it is
+}
+
+// newResource is the resource pub of a version whose upstream is path.
+func newResource(path, pub string) resource {
+	return resource{path, pub, keptByURLPath(path)}
+}
+
+// keptByURLPath reports whether net/url's path encoding keeps every byte
+// of p as it is.
+func keptByURLPath(p string) bool {
+	for i := 0; i < len(p); i++ {
+		if pathByteClass[p[i]]&notKeptByURL != 0 {
+			return false
+		}
+	}
+	return true
 }
 
 // Deprecation describes a deprecated version.
@@ -225,18 +244,19 @@ func (t *Table) addVersion(v *Version, shared map[string]string, sharedExpose []
 	v.allow = strings.Join(v.Methods, ", ")
 	v.Expose = append([]string(nil), v.Expose...)
 	v.nameValue = v.Name
+	v.prefixKept = keptByURLPath(v.prefix)
 	v.upstreamPaths = make(map[string]resource, len(shared)+len(sharedExpose)+len(v.Resources)+len(v.Expose))
 	for pub, up := range shared {
-		v.upstreamPaths[pub] = resource{v.prefix + "/" + up, pub}
+		v.upstreamPaths[pub] = newResource(v.prefix+"/"+up, pub)
 	}
 	for _, pub := range sharedExpose {
-		v.upstreamPaths[pub] = resource{v.prefix + "/" + pub, pub}
+		v.upstreamPaths[pub] = newResource(v.prefix+"/"+pub, pub)
 	}
 	for pub, up := range v.Resources {
-		v.upstreamPaths[pub] = resource{v.prefix + "/" + up, pub}
+		v.upstreamPaths[pub] = newResource(v.prefix+"/"+up, pub)
 	}
 	for _, pub := range v.Expose {
-		v.upstreamPaths[pub] = resource{v.prefix + "/" + pub, pub}
+		v.upstreamPaths[pub] = newResource(v.prefix+"/"+pub, pub)
 	}
 	if len(v.upstreamPaths) == 0 && !t.passUnmapped {
 		return fmt.Errorf("version %q serves no resource: map or expose at least one resource "+
@@ -360,6 +380,25 @@ type Mapping struct {
 	// RawPath is the escaped upstream path; Path is the same path decoded.
 	// Set both on the request's URL (Path, RawPath).
 	Path, RawPath string
+	// DefaultEncoded reports that RawPath is what net/url's path encoding
+	// makes of Path (URL.EscapedPath of a URL without RawPath), so that a
+	// URL needs no RawPath. When false, it may still be.
+	DefaultEncoded bool
+
+	upstreamKept bool // the upstream part of RawPath that is configuration is kept
+}
+
+// MapURL maps u's path: the same as Map(u.EscapedPath()), without working
+// out the escaped form when u's path is its own (u has no RawPath, and
+// net/url's path encoding keeps every byte of its Path), which is the
+// common case.
+func (t *Table) MapURL(u *url.URL) (Mapping, error) {
+	if u.RawPath == "" {
+		if m, class, err := t.mapPath(u.Path); err == nil && class&notKeptByURL == 0 {
+			return m, nil
+		}
+	}
+	return t.Map(u.EscapedPath())
 }
 
 // Map maps an escaped request path (URL.EscapedPath) onto the upstream. It
@@ -372,9 +411,26 @@ type Mapping struct {
 // at most two allocations (one when the path has no percent-escapes, none
 // when it names a resource without a remainder).
 func (t *Table) Map(escaped string) (Mapping, error) {
-	if why := checkPath(escaped); why != "" {
-		return Mapping{}, &PathError{Reason: why}
+	m, _, err := t.mapPath(escaped)
+	return m, err
+}
+
+// mapPath is Map, and the bits of pathByteClass the bytes of escaped hold
+// together when it is accepted.
+func (t *Table) mapPath(escaped string) (Mapping, byte, error) {
+	why, class := scanPath(escaped)
+	if why != "" {
+		return Mapping{}, 0, &PathError{Reason: why}
 	}
+	m, err := t.mapChecked(escaped)
+	if err == nil {
+		m.DefaultEncoded = class&notKeptByURL == 0 && m.upstreamKept
+	}
+	return m, class, err
+}
+
+// mapChecked is Map for a path scanPath accepted.
+func (t *Table) mapChecked(escaped string) (Mapping, error) {
 	var m Mapping
 	var ver string
 	if rest, ok := strings.CutPrefix(escaped, t.base); ok && (rest == "" || rest[0] == '/') {
@@ -414,8 +470,9 @@ func (t *Table) Map(escaped string) (Mapping, error) {
 			return Mapping{}, &NotFoundError{Reason: "no such resource"}
 		}
 		m.RawPath = v.prefix + "/" + m.Resource + m.Rest
+		m.upstreamKept = v.prefixKept // a resource name is a plain name
 	} else {
-		m.RawPath, m.ResourceValue = res.path, res.name
+		m.RawPath, m.ResourceValue, m.upstreamKept = res.path, res.name, res.kept
 		if m.Rest != "" {
 			m.RawPath = res.path + m.Rest
 		}
