@@ -140,10 +140,11 @@ func (h *Handler) Provision(ctx caddy.Context) error {
 // every answer carries the security headers.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyhttp.Handler) error {
 	if h.Prefix != "" {
-		rest, ok := strings.CutPrefix(r.URL.Path, h.Prefix)
-		switch {
-		case !ok || (rest != "" && rest[0] != '/'):
+		if !h.Answers(r.URL.Path) {
 			return next.ServeHTTP(w, r)
+		}
+		rest := r.URL.Path[len(h.Prefix):]
+		switch {
 		case rest == "":
 			setSecurityHeaders(w.Header())
 			http.Redirect(w, r, basePath(r)+h.Prefix+"/", http.StatusPermanentRedirect)
@@ -154,6 +155,14 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyht
 	setSecurityHeaders(w.Header())
 	h.mux.ServeHTTP(w, r)
 	return nil
+}
+
+// Answers reports whether the portal answers a request for path: one
+// under its prefix (the prefix itself, or the prefix and a slash), or any
+// path when it has none.
+func (h *Handler) Answers(path string) bool {
+	rest, ok := strings.CutPrefix(path, h.Prefix)
+	return ok && (rest == "" || rest[0] == '/')
 }
 
 // withPath is r with its URL's path replaced (the portal's routes are

@@ -99,6 +99,15 @@ func toSubscriptionJSON(s webhooks.Subscription) subscriptionJSON {
 
 // ServeHTTP answers the handler's routes (routes.go) and passes every
 // other path to next.
+// Answers reports whether the handler answers a request for path:
+// /api/fulfilment/v4/subscriptions, the paths below it, and the
+// interface description /api/fulfilment/v4/openapi.json.
+func (*SubscriptionsHandler) Answers(path string) bool {
+	_, _, ours := match(path)
+	return ours
+}
+
+// ServeHTTP implements caddyhttp.MiddlewareHandler.
 func (h *SubscriptionsHandler) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyhttp.Handler) error {
 	rt, id, ours := match(r.URL.Path)
 	if !ours {

@@ -172,8 +172,36 @@ type passage struct {
 	partner   fulfilhttp.VerifiedPartner
 }
 
-// ServeHTTP implements caddyhttp.MiddlewareHandler.
+// ServeHTTP implements caddyhttp.MiddlewareHandler: the request goes on to
+// next only if Admit lets it pass.
 func (h *AuthHandler) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyhttp.Handler) error {
+	if _, ok := h.Admit(w, r); !ok {
+		return nil
+	}
+	return next.ServeHTTP(w, r)
+}
+
+// Admit is the guard's work on one request. When r carries a valid token
+// it removes Authorization, sets the identity and request id headers and
+// variables, and returns the verified partner and true: r may go on.
+// Otherwise it has answered (401, 403, or 503 while the gateway starts or
+// stops) and returns false: nothing else may answer or forward r.
+func (h *AuthHandler) Admit(w http.ResponseWriter, r *http.Request) (fulfilhttp.VerifiedPartner, bool) {
+	return h.admit(w, r, true)
+}
+
+// AdmitBeforeVersion is Admit for a request that, once admitted, is either
+// answered by the gateway or forwarded by fulfilment_version's
+// ServeVerified, as fulfilment_gateway does: it leaves out the Connection
+// and upgrade checks, which ServeVerified makes before it forwards.
+func (h *AuthHandler) AdmitBeforeVersion(w http.ResponseWriter, r *http.Request) (fulfilhttp.VerifiedPartner, bool) {
+	return h.admit(w, r, false)
+}
+
+// admit is Admit; forwarded says whether the request may be forwarded by
+// a handler other than fulfilment_version, so that the guard itself makes
+// it safe to forward.
+func (h *AuthHandler) admit(w http.ResponseWriter, r *http.Request, forwarded bool) (fulfilhttp.VerifiedPartner, bool) {
 	p := new(passage)
 	fulfilhttp.FillRequestID(&p.ridText)
 	// The id's string shares the passage's allocation: its bytes were
@@ -195,7 +223,7 @@ func (h *AuthHandler) ServeHTTP(w http.ResponseWriter, r *http.Request, next cad
 	if svc == nil {
 		fulfilhttp.Metrics().GuardUnavailable()
 		fulfilhttp.WriteProblem(w, http.StatusServiceUnavailable, "unavailable", "the gateway is starting or stopping")
-		return nil
+		return fulfilhttp.VerifiedPartner{}, false
 	}
 	auth := r.Header["Authorization"]
 	var id tokens.Identity
@@ -207,7 +235,7 @@ func (h *AuthHandler) ServeHTTP(w http.ResponseWriter, r *http.Request, next cad
 	}
 	if verr != nil {
 		h.refuse(w, r, verr)
-		return nil
+		return fulfilhttp.VerifiedPartner{}, false
 	}
 	delete(r.Header, "Authorization")
 	for _, name := range h.strip {
@@ -215,12 +243,14 @@ func (h *AuthHandler) ServeHTTP(w http.ResponseWriter, r *http.Request, next cad
 	}
 	p.vals[2] = id.PartnerID
 	r.Header[h.headers.Identity] = p.vals[2:3:3]
-	if _, ok := r.Header["Connection"]; ok {
-		fulfilhttp.DropConnectionTokens(r.Header, h.headers.Protected)
+	if forwarded {
+		if _, ok := r.Header["Connection"]; ok {
+			fulfilhttp.DropConnectionTokens(r.Header, h.headers.Protected)
+		}
+		fulfilhttp.DropUpgradeAndTrailers(r, nil)
 	}
-	fulfilhttp.DropUpgradeAndTrailers(r, nil)
+	p.partner = h.headers.Verified(id.PartnerID)
 	if vars != nil {
-		p.partner = h.headers.Verified(id.PartnerID)
 		p.client = fulfilhttp.Text(id.ClientID)
 		vars[fulfilhttp.PartnerIDVar] = &p.partner
 		vars[fulfilhttp.ClientIDVar] = &p.client
@@ -229,7 +259,7 @@ func (h *AuthHandler) ServeHTTP(w http.ResponseWriter, r *http.Request, next cad
 		extra.Set(zap.String("partner_id", id.PartnerID))
 		extra.Set(zap.String("client_id", id.ClientID))
 	}
-	return next.ServeHTTP(w, r)
+	return p.partner, true
 }
 
 // accessLog is whether the guard's server writes an access log, as far as

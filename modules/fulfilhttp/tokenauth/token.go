@@ -115,9 +115,15 @@ func writeOAuthError(w http.ResponseWriter, status int, code, desc string) {
 	writeTokenJSON(w, status, oauthError{Error: code, Description: desc})
 }
 
+// Answers reports whether the endpoint answers a request for path: its
+// own path, or any path when it has none.
+func (h *TokenHandler) Answers(path string) bool {
+	return h.Path == "" || path == h.Path
+}
+
 // ServeHTTP implements caddyhttp.MiddlewareHandler.
 func (h *TokenHandler) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyhttp.Handler) error {
-	if h.Path != "" && r.URL.Path != h.Path {
+	if !h.Answers(r.URL.Path) {
 		return next.ServeHTTP(w, r)
 	}
 	svc := h.app.TokenService()

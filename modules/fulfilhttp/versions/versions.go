@@ -253,18 +253,26 @@ func checkVersionUpstream(addr string) error {
 	return nil
 }
 
-// ServeHTTP maps the request onto the upstream path and calls next.
+// ServeHTTP maps the request onto the upstream path and calls next; only
+// a request the guard admitted is mapped (its identity is in r's vars).
 func (h *VersionHandler) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyhttp.Handler) error {
 	id, ok := fulfilhttp.VerifiedFromRequest(r)
 	if !ok {
 		h.refuseUnverified(w)
 		return nil
 	}
+	return h.ServeVerified(w, r, next, id)
+}
+
+// ServeVerified is ServeHTTP for a request the guard admitted as id (the
+// identity fulfilment_auth's Admit returned for r): fulfilment_gateway
+// hands it over directly, without a look-up in r's vars.
+func (h *VersionHandler) ServeVerified(w http.ResponseWriter, r *http.Request, next caddyhttp.Handler, id fulfilhttp.VerifiedPartner) error {
 	if r.URL.Opaque != "" {
 		fulfilhttp.WriteProblem(w, http.StatusBadRequest, "invalid-path", "the request target must be an absolute path")
 		return nil
 	}
-	m, err := h.table.Map(r.URL.EscapedPath())
+	m, err := h.table.MapURL(r.URL)
 	if err != nil {
 		h.refuse(w, r, err)
 		return nil
@@ -314,7 +322,7 @@ func (h *VersionHandler) ServeHTTP(w http.ResponseWriter, r *http.Request, next 
 	// url.URL.SetPath leaves it: net/http validates and decodes a RawPath
 	// again each time it writes the request.
 	r.URL.Path, r.URL.RawPath = m.Path, ""
-	if r.URL.EscapedPath() != m.RawPath {
+	if !m.DefaultEncoded && r.URL.EscapedPath() != m.RawPath {
 		r.URL.RawPath = m.RawPath
 	}
 	id.Forward(r.Header)
