@@ -24,7 +24,10 @@ import (
 	_ "github.com/fulfilgate/fulfilgate/modules/fulfilment/pgstorage"
 	// The HTTP handlers, one package per family: the token endpoint and
 	// the Bearer guard, the version mapping, the subscriptions API, the
-	// change-feed push endpoint, the partner portal.
+	// change-feed push endpoint, the partner portal; and
+	// fulfilment_gateway, which runs the partner-facing ones as one
+	// handler.
+	_ "github.com/fulfilgate/fulfilgate/modules/fulfilhttp/gateway"
 	_ "github.com/fulfilgate/fulfilgate/modules/fulfilhttp/ingest"
 	_ "github.com/fulfilgate/fulfilgate/modules/fulfilhttp/portal"
 	_ "github.com/fulfilgate/fulfilgate/modules/fulfilhttp/subscriptions"

@@ -11,7 +11,8 @@ import "github.com/caddyserver/caddy/v2/caddyconfig/httpcaddyfile"
 
 // The gateway's HTTP directives run in this order, all before reverse_proxy:
 // partner portal (before the guard: it has sessions of its own), token
-// endpoint, Bearer guard, subscriptions API, version mapping, feed ingest.
+// endpoint, Bearer guard, subscriptions API, version mapping, the gateway
+// (those five as one handler), feed ingest.
 // Kept in one place, which every handler package imports, because the
 // order of registration is the order of the directives and
 // RegisterDirectiveOrder panics on a second registration.
@@ -22,6 +23,7 @@ func init() {
 		"fulfilment_auth",
 		"fulfilment_subscriptions",
 		"fulfilment_version",
+		"fulfilment_gateway",
 		"fulfilment_ingest",
 	} {
 		httpcaddyfile.RegisterDirectiveOrder(dir, httpcaddyfile.Before, "reverse_proxy")

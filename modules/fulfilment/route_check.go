@@ -21,9 +21,11 @@ import (
 //   - fulfilment_version that only some requests reach through the guard
 //     (the guard is in an earlier route with matchers of its own) is
 //     warned about: the others answer 500.
-//   - fulfilment_version with no handler after it that answers the request
-//     (reverse_proxy, respond, ...) is warned about: Caddy then answers
-//     an empty 200, and nothing reaches the WMS.
+//   - fulfilment_version or fulfilment_gateway with no handler after it
+//     that answers the request (reverse_proxy, respond, ...) is warned
+//     about: Caddy then answers an empty 200, and nothing reaches the WMS.
+//   - fulfilment_gateway runs the guard itself: a fulfilment_version after
+//     it has the guard before it.
 //   - fulfilment_token without a path of its own in a route without a path
 //     matcher (its own or an enclosing route's) is warned about: it answers
 //     every request of the route as the token endpoint, and nothing after
@@ -218,6 +220,12 @@ func (f *routeFindings) walk(routes []routeNode, guard guardRan, pathMatched boo
 				g = guardAlways
 			case "fulfilment_version":
 				f.checkVersion(hat, g, &continuation{handlers: r.handlers[j+1:], parent: next})
+			case "fulfilment_gateway":
+				// It runs the guard and then the version mapping itself.
+				g = guardAlways
+				if !(&continuation{handlers: r.handlers[j+1:], parent: next}).answers() {
+					f.warnings = append(f.warnings, hat+": fulfilment_gateway has no handler after it that answers the request (such as reverse_proxy), so Caddy answers an empty 200 and nothing reaches the upstream")
+				}
 			case "fulfilment_token":
 				if !pathMatched && !r.pathMatch && !h.ownPath {
 					f.warnings = append(f.warnings, hat+": fulfilment_token has no path matcher, so it answers every request of its route as the token endpoint and nothing after it runs; give it its path (path /api/auth/token in its block) or a path matcher")
@@ -268,7 +276,7 @@ func (f *routeFindings) checkVersion(at string, guard guardRan, after *continuat
 // passThrough are handlers that always call the next one: they never answer
 // a request themselves (on success).
 var passThrough = []string{
-	"fulfilment_auth", "fulfilment_version", "fulfilment_subscriptions",
+	"fulfilment_auth", "fulfilment_version", "fulfilment_subscriptions", "fulfilment_gateway",
 	"headers", "rewrite", "vars", "map", "encode", "request_body", "push",
 	"templates", "tracing", "intercept", "log_append", "authentication",
 }

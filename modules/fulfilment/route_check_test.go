@@ -114,6 +114,10 @@ func TestRouteChecks(t *testing.T) {
 		{"portal without a prefix before the guard", `[{"handle": [{"handler": "fulfilment_portal"}, ` + guard + `]}]`, "", "fulfilment_portal has no prefix"},
 		{"portal with a prefix before the guard", `[{"handle": [{"handler": "fulfilment_portal", "prefix": "/portal"}, ` + guard + `]}]`, "", ""},
 		{"portal alone, a site of its own", `[{"handle": [{"handler": "fulfilment_portal"}]}]`, "", ""},
+		{"gateway, proxy", `[{"handle": [{"handler": "fulfilment_gateway"}, ` + proxy + `]}]`, "", ""},
+		{"gateway, then a version mapping", `[{"handle": [{"handler": "fulfilment_gateway"}, ` + version + `,` + proxy + `]}]`, "", ""},
+		{"gateway without a proxy", `[{"handle": [{"handler": "fulfilment_gateway"}, {"handler": "headers"}]}]`, "", "fulfilment_gateway has no handler after it"},
+		{"gateway, proxy in a later route", `[{"handle": [{"handler": "fulfilment_gateway"}]}, {"handle": [` + proxy + `]}]`, "", ""},
 		{"portal under a path-matched route", `[{"match": [{"path": ["/portal/*"]}], "handle": [{"handler": "subroute", "routes": [{"handle": [{"handler": "fulfilment_portal"}]}]}]}, {"handle": [` + guard + `]}]`, "", ""},
 	} {
 		f := checkJSON(t, tc.routes)

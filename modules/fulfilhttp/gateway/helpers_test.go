@@ -1,0 +1,201 @@
+package gateway
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/caddyserver/caddy/v2"
+	"github.com/caddyserver/caddy/v2/caddyconfig"
+	_ "github.com/caddyserver/caddy/v2/modules/standard"
+	"golang.org/x/oauth2/clientcredentials"
+
+	"github.com/fulfilgate/fulfilgate/internal/fulfilmenttest"
+	"github.com/fulfilgate/fulfilgate/modules/fulfilment"
+)
+
+// upstream is a real HTTP server on loopback standing in for the WMS: it
+// answers 200 and records every request it gets.
+type upstream struct {
+	srv  *httptest.Server
+	mu   sync.Mutex
+	seen []*http.Request
+}
+
+func newUpstream(t *testing.T) *upstream {
+	u := new(upstream)
+	u.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		u.mu.Lock()
+		u.seen = append(u.seen, r.Clone(context.Background()))
+		u.mu.Unlock()
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = io.WriteString(w, `{"items":[]}`)
+	}))
+	t.Cleanup(u.srv.Close)
+	return u
+}
+
+// uris lists the request targets of rs.
+func uris(rs []*http.Request) []string {
+	var s []string
+	for _, r := range rs {
+		s = append(s, r.RequestURI)
+	}
+	return s
+}
+
+// take returns the requests the upstream got since the last call.
+func (u *upstream) take() []*http.Request {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	s := u.seen
+	u.seen = nil
+	return s
+}
+
+// versionBlock is the demo's version mapping, as a job of the gateway.
+const versionBlock = `		version {
+			map products items
+			expose shipments
+			version v4 {
+				upstream_prefix /wms
+			}
+		}
+`
+
+// gatewayCaddyfile is a Caddyfile with the fulfilment app (the test
+// partners) and a site on port running a gateway of the given jobs (its
+// block's lines), then reverse_proxy to up.
+func gatewayCaddyfile(dir string, port int, jobs, up string) string {
+	return fmt.Sprintf(`{
+	admin off
+	fulfilment {
+		data_dir %s
+		tokens {
+			partner partner-acme {
+				client %s %s
+			}
+		}
+	}
+}
+
+http://127.0.0.1:%d {
+	bind 127.0.0.1
+	fulfilment_gateway {
+%s	}
+	reverse_proxy %s
+}
+`, dir, fulfilmenttest.AcmeID, fulfilmenttest.AcmeSecret, port, jobs, up)
+}
+
+// adapt adapts a Caddyfile to JSON.
+func adapt(cf string) ([]byte, error) {
+	cfg, _, err := caddyconfig.GetAdapter("caddyfile").Adapt([]byte(cf), nil)
+	return cfg, err
+}
+
+// run runs the Caddy config cfg in this process until the test ends.
+// (Caddy runs one config per process: these tests do not run in
+// parallel.)
+func run(t *testing.T, cfg []byte) {
+	t.Helper()
+	if err := caddy.Load(cfg, true); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = caddy.Stop() })
+}
+
+// startGateway runs a gateway site with the given jobs in front of a new
+// upstream, and returns the site's base URL and the upstream.
+func startGateway(t *testing.T, jobs string) (string, *upstream) {
+	t.Helper()
+	up := newUpstream(t)
+	port := freePort(t)
+	cfg, err := adapt(gatewayCaddyfile(t.TempDir(), port, jobs, strings.TrimPrefix(up.srv.URL, "http://")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	run(t, cfg)
+	return fmt.Sprintf("http://127.0.0.1:%d", port), up
+}
+
+func freePort(t *testing.T) int {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
+}
+
+// token gets an access token from base's token endpoint as a partner's
+// software would.
+func token(t *testing.T, base string) string {
+	t.Helper()
+	cfg := clientcredentials.Config{ClientID: fulfilmenttest.AcmeID, ClientSecret: fulfilmenttest.AcmeSecret,
+		TokenURL: base + DefaultTokenPath}
+	tok, err := cfg.Token(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tok.AccessToken
+}
+
+var client = &http.Client{
+	Timeout:       10 * time.Second,
+	CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+}
+
+// do sends method to base+path with the bearer token (if any) and the
+// headers given as name, value pairs, and returns the answer and its body.
+func do(t *testing.T, method, url, bearer string, hdr ...string) (*http.Response, string) {
+	t.Helper()
+	req, err := http.NewRequest(method, url, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if bearer != "" {
+		req.Header.Set("Authorization", "Bearer "+bearer)
+	}
+	for i := 0; i+1 < len(hdr); i += 2 {
+		req.Header.Add(hdr[i], hdr[i+1])
+	}
+	res, err := client.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	b, err := io.ReadAll(res.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res, string(b)
+}
+
+// fulfilmentToken is an access token of the test partner's client from
+// the running fulfilment app's token service (for a gateway without a
+// token endpoint).
+func fulfilmentToken(t *testing.T) string {
+	t.Helper()
+	app, err := fulfilment.ActiveApp()
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, ok := app.TokenService().Authenticate(fulfilmenttest.AcmeID, fulfilmenttest.AcmeSecret)
+	if !ok {
+		t.Fatal("the test client does not authenticate")
+	}
+	tok, err := app.TokenService().Token(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tok.AccessToken
+}
