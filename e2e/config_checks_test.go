@@ -130,17 +130,13 @@ func indentLines(s string) string {
 	return strings.Join(lines, "")
 }
 
-// The demo with its guard narrowed to v4: a warned, not refused,
-// configuration. A v3 request reaches the version handler without the
+// The demo's gateway written as its five directives, with the guard
+// narrowed to v4: a warned, not refused, configuration. A v3 request reaches the version handler without the
 // guard: it answers 500 problem+json naming the misconfiguration, the
 // caller's own X-Partner-Id notwithstanding, and nothing reaches the WMS.
 func TestMisconfiguredSiteFailsClosed(t *testing.T) {
 	t.Parallel()
-	demo := repoCaddyfile(t)
-	narrowed := strings.Replace(demo, "\tfulfilment_auth\n", "\tfulfilment_auth /api/fulfilment/v4/*\n", 1)
-	if narrowed == demo {
-		t.Fatal("the demo Caddyfile has no fulfilment_auth line to narrow")
-	}
+	narrowed := withSeparateDirectives(t, repoCaddyfile(t), "\tfulfilment_auth /api/fulfilment/v4/*\n")
 	g := startRepoGateway(t, narrowed)
 	g.clearLog(t)
 	for _, path := range []string{"/api/fulfilment/v3/products", "/v3/products", "/v4/products"} {
@@ -166,4 +162,25 @@ func TestMisconfiguredSiteFailsClosed(t *testing.T) {
 		}
 	}
 	g.noPanic(t)
+}
+
+// withSeparateDirectives is the demo Caddyfile cf with its gateway written
+// as the five directives of its jobs, guard being the guard's line.
+func withSeparateDirectives(t *testing.T, cf, guard string) string {
+	t.Helper()
+	const open, closing, version, versionEnd = "\tfulfilment_gateway {\n", "\n\t}\n", "\t\tversion {\n", "\n\t\t}\n"
+	start := strings.Index(cf, open)
+	end := strings.Index(cf[max(start, 0):], closing)
+	vStart := strings.Index(cf, version)
+	vEnd := strings.Index(cf[max(vStart, 0):], versionEnd)
+	if start < 0 || end < 0 || vStart < start || vEnd < 0 || vStart+vEnd > start+end {
+		t.Fatal("the demo Caddyfile has no fulfilment_gateway block with a version block: adapt this test")
+	}
+	var mapping strings.Builder
+	for _, line := range strings.Split(cf[vStart+len(version):vStart+vEnd], "\n") {
+		mapping.WriteString(strings.TrimPrefix(line, "\t") + "\n")
+	}
+	return cf[:start] + "\tfulfilment_portal {\n\t\tprefix /portal\n\t}\n" +
+		"\tfulfilment_token {\n\t\tpath /api/auth/token\n\t}\n" + guard + "\tfulfilment_subscriptions\n" +
+		"\tfulfilment_version {\n" + mapping.String() + "\t}\n" + cf[start+end+len(closing):]
 }

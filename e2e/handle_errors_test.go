@@ -20,13 +20,12 @@ func TestHandleErrorsAnswersAVersionedRouteTheWMSCannotServe(t *testing.T) {
 	}
 	// Nothing listens on a free port: every proxy attempt is refused.
 	down := strings.Replace(demo, proxyLine, fmt.Sprintf("reverse_proxy 127.0.0.1:%d {", freePort(t)), 1)
-	withErrors := strings.Replace(down, "\tfulfilment_auth\n", "\tfulfilment_auth\n\n"+
-		"\thandle_errors {\n"+
+	withErrors := strings.Replace(down, "\tfulfilment_gateway {\n", "\thandle_errors {\n"+
 		"\t\theader Content-Type text/plain\n"+
 		"\t\trespond \"handled by handle_errors: {err.status_code}\" 599\n"+
-		"\t}\n", 1)
+		"\t}\n\n\tfulfilment_gateway {\n", 1)
 	if withErrors == down {
-		t.Fatal("the demo Caddyfile has no fulfilment_auth line to put handle_errors beside: adapt this test")
+		t.Fatal("the demo Caddyfile has no fulfilment_gateway block to put handle_errors beside: adapt this test")
 	}
 
 	g := startRepoGateway(t, withErrors)

@@ -110,7 +110,7 @@ func startGatewayOnRawUpstream(t *testing.T, methods ...string) (*repoGateway, *
 	u := startRawUpstream(t)
 	cf := repoCaddyfile(t)
 	if len(methods) > 0 {
-		const block = "fulfilment_version {"
+		const block = "\t\tversion {"
 		if !strings.Contains(cf, block) {
 			t.Fatalf("the demo Caddyfile has no %q", block)
 		}

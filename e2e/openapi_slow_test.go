@@ -88,8 +88,8 @@ func TestOpenAPISlowBodiesConform(t *testing.T) {
 	t.Parallel()
 	cf := keyedCaddyfile(t)
 	for old, repl := range map[string]string{
-		"\t\tpath /api/auth/token\n":   "\t\tpath /api/auth/token\n\t\tread_timeout 1s\n",
-		"\tfulfilment_subscriptions\n": "\tfulfilment_subscriptions {\n\t\tread_timeout 1s\n\t}\n",
+		"\t\ttoken\n":         "\t\ttoken {\n\t\t\tread_timeout 1s\n\t\t}\n",
+		"\t\tsubscriptions\n": "\t\tsubscriptions {\n\t\t\tread_timeout 1s\n\t\t}\n",
 	} {
 		if !strings.Contains(cf, old) {
 			t.Fatalf("demo Caddyfile lacks %q", old)

@@ -16,13 +16,18 @@ const portalGrace = "6s"
 // grace set to portalGrace.
 func startPortalGateway(t *testing.T) *repoGateway {
 	t.Helper()
-	cf := repoCaddyfile(t)
-	const prefix = "\tfulfilment_portal {\n\t\tprefix /portal\n"
-	if !strings.Contains(cf, prefix) {
-		t.Fatal("the demo Caddyfile has no fulfilment_portal block with prefix /portal to configure")
+	return startRepoGateway(t, withPortalOption(t, repoCaddyfile(t), "rotation_grace "+portalGrace))
+}
+
+// withPortalOption is the demo Caddyfile cf with option (a line of
+// fulfilment_portal's block) given to its gateway's portal.
+func withPortalOption(t *testing.T, cf, option string) string {
+	t.Helper()
+	const portal = "\t\tportal\n"
+	if !strings.Contains(cf, portal) {
+		t.Fatal("the demo Caddyfile's gateway has no portal line to configure")
 	}
-	cf = strings.Replace(cf, prefix, prefix+"\t\trotation_grace "+portalGrace+"\n", 1)
-	return startRepoGateway(t, cf)
+	return strings.Replace(cf, portal, "\t\tportal {\n\t\t\t"+option+"\n\t\t}\n", 1)
 }
 
 // portalLink creates a sign-in link for partner through the CLI.

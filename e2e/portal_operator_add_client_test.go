@@ -11,12 +11,7 @@ import (
 // max_clients set to n.
 func startPortalGatewayMaxClients(t *testing.T, n string) *repoGateway {
 	t.Helper()
-	cf := repoCaddyfile(t)
-	const prefix = "\tfulfilment_portal {\n\t\tprefix /portal\n"
-	if !strings.Contains(cf, prefix) {
-		t.Fatal("the demo Caddyfile has no fulfilment_portal block with prefix /portal to configure")
-	}
-	return startRepoGateway(t, strings.Replace(cf, prefix, prefix+"\t\tmax_clients "+n+"\n", 1))
+	return startRepoGateway(t, withPortalOption(t, repoCaddyfile(t), "max_clients "+n))
 }
 
 type addedClient struct {

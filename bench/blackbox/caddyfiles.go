@@ -37,32 +37,38 @@ func portsOf(free []int, decompose bool) ports {
 	return p
 }
 
-// versionBlock is the demo's version mapping.
-const versionBlock = `	fulfilment_version {
-		map products items
-		map outbounds outbound-orders
-		map inbounds inbound-orders
-		map adjustments stock-adjustments
-		expose shipments receipts labels
-		version v4 {
-			upstream_prefix /wms
+// versionJob is the demo's version mapping, a job of its gateway.
+const versionJob = `		version {
+			map products items
+			map outbounds outbound-orders
+			map inbounds inbound-orders
+			map adjustments stock-adjustments
+			expose shipments receipts labels
+			version v4 {
+				upstream_prefix /wms
+			}
+			version v3 {
+				upstream_prefix /wms/classic
+				deprecated 2026-06-01T00:00:00Z sunset 2027-06-30T00:00:00Z successor v4
+			}
 		}
-		version v3 {
-			upstream_prefix /wms/classic
-			deprecated 2026-06-01T00:00:00Z sunset 2027-06-30T00:00:00Z successor v4
-		}
-	}
 `
 
-// Lines of the demo's gateway site.
+// The demo gateway's other jobs, each with its own paths' defaults (the
+// portal under /portal, the token endpoint at /api/auth/token).
 const (
-	tokenLines = "\tfulfilment_token {\n\t\tpath /api/auth/token\n\t}\n"
-	guardLine  = "\tfulfilment_auth\n"
-	subsLine   = "\tfulfilment_subscriptions\n"
-	// portalBlock is the partner portal under /portal: it runs first and
-	// passes every other path on (a byte comparison per request).
-	portalBlock = "\tfulfilment_portal {\n\t\tprefix /portal\n\t}\n"
+	portalJob = "\t\tportal\n"
+	tokenJob  = "\t\ttoken\n"
+	authJob   = "\t\tauth\n"
+	subsJob   = "\t\tsubscriptions\n"
+	// guardLine is the Bearer guard as a handler of its own.
+	guardLine = "\tfulfilment_auth\n"
 )
+
+// gatewayOf is a fulfilment_gateway with the given jobs.
+func gatewayOf(jobs ...string) string {
+	return "\tfulfilment_gateway {\n" + strings.Join(jobs, "") + "\t}\n"
+}
 
 // proxyBlock is the demo's reverse_proxy to the simulator on wmsPort.
 func proxyBlock(wmsPort int) string {
@@ -76,7 +82,7 @@ func site(port int, body ...string) string {
 // gatewaySite is the demo Caddyfile's gateway site (TestGatewaySiteIsTheDemos
 // compares them), proxying to the simulator on wmsPort.
 func gatewaySite(port, wmsPort int) string {
-	return site(port, tokenLines, portalBlock, guardLine, subsLine, versionBlock, proxyBlock(wmsPort))
+	return site(port, gatewayOf(portalJob, tokenJob, authJob, subsJob, versionJob), proxyBlock(wmsPort))
 }
 
 // bareSite is the baseline: the same reverse_proxy, and nothing else.
@@ -92,26 +98,27 @@ type part struct {
 }
 
 // decomposition splits the protected site's cost (-decompose) into its
-// layers: from bare, each site adds one handler of the protected site to
-// the one before it (TestDecompositionAddsOneLayerPerSite), so the
-// difference between neighbours is that handler's cost. The guard comes
-// first because the version mapping is refused without it (the gateway's
-// route check: it would forward nothing without the guard's identity).
+// layers: from bare, each site adds one job of the protected site's
+// gateway to the one before it (TestDecompositionAddsOneLayerPerSite), so
+// the difference between neighbours is that job's cost. The guard comes
+// first, as a handler of its own, because a gateway needs the guard and
+// the version mapping; the step from "guarded" to "versioned" also trades
+// Caddy's handler for the gateway's.
 var decomposition = []part{
-	// bare + the guard.
+	// bare + the guard, as a handler of its own.
 	{"guarded", barePath, func(port, wms int) string { return site(port, guardLine, proxyBlock(wms)) }},
-	// guarded + the version mapping.
+	// a gateway of the guard and the version mapping.
 	{"versioned", protectedPath, func(port, wms int) string {
-		return site(port, guardLine, versionBlock, proxyBlock(wms))
+		return site(port, gatewayOf(authJob, versionJob), proxyBlock(wms))
 	}},
 	// versioned + the subscriptions API.
 	{"subscribed", protectedPath, func(port, wms int) string {
-		return site(port, guardLine, subsLine, versionBlock, proxyBlock(wms))
+		return site(port, gatewayOf(authJob, subsJob, versionJob), proxyBlock(wms))
 	}},
 	// subscribed + the portal: the protected site without the token
 	// endpoint.
 	{"tokenless", protectedPath, func(port, wms int) string {
-		return site(port, portalBlock, guardLine, subsLine, versionBlock, proxyBlock(wms))
+		return site(port, gatewayOf(portalJob, authJob, subsJob, versionJob), proxyBlock(wms))
 	}},
 }
 

@@ -178,7 +178,7 @@ func addsOne(short, long []string) bool {
 }
 
 // handlerNames lists the handlers of adapted routes in the order they run
-// (subroutes flattened).
+// (subroutes and gateways flattened).
 func handlerNames(t *testing.T, routes []any) []string {
 	t.Helper()
 	var names []string
@@ -186,6 +186,14 @@ func handlerNames(t *testing.T, routes []any) []string {
 		hs, _ := r.(map[string]any)["handle"].([]any)
 		for _, h := range hs {
 			h := h.(map[string]any)
+			if h["handler"] == "fulfilment_gateway" { // its jobs, in its order
+				for _, job := range []string{"portal", "token", "auth", "subscriptions", "version"} {
+					if j, ok := h[job].(map[string]any); ok {
+						names = append(names, j["handler"].(string))
+					}
+				}
+				continue
+			}
 			if sub, ok := h["routes"].([]any); ok {
 				names = append(names, handlerNames(t, sub)...)
 				continue

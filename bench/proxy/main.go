@@ -6,17 +6,17 @@
 //	versioned  fulfilment_auth + fulfilment_version +         GET /api/fulfilment/v4/products -> /wms/items
 //	           reverse_proxy (the version handler forwards
 //	           nothing without the guard's identity)
-//	protected  the demo's shape: the portal, the token         GET /api/fulfilment/v4/products -> /wms/items
-//	           endpoint, then
-//	           fulfilment_auth + fulfilment_subscriptions +
-//	           fulfilment_version + reverse_proxy
+//	protected  the demo's shape: fulfilment_gateway (portal,   GET /api/fulfilment/v4/products -> /wms/items
+//	           token endpoint, guard, subscriptions API,
+//	           version mapping) + reverse_proxy
 //
 // With -decompose it also measures two sites that split the protected
 // path's cost (shown, with no target):
 //
-//	routed        the protected site without fulfilment_auth, its
-//	              mapping done by Caddy's rewrite (fulfilment_version
-//	              forwards nothing without the guard)
+//	routed        the portal, token endpoint and subscriptions API as
+//	              directives of their own, no guard, the mapping done by
+//	              Caddy's rewrite (fulfilment_version forwards nothing
+//	              without the guard)
 //	headers       reverse_proxy behind Caddy's own header directives doing
 //	              to the headers what the guard does: Authorization
 //	              removed, X-Partner-Id and X-Request-Id sent upstream,
@@ -477,9 +477,9 @@ var servers = []string{"admin", "versioned", "protected", "bare", "upstream", "r
 // and headers for -decompose, blocks for -route-blocks) in front of one
 // fixed-response upstream site, all on loopback, no access logs.
 // The protected site has the demo's shape (TestProtectedSiteIsTheDemosShape
-// compares the two): the token endpoint for its path, then the Bearer
-// guard, the subscriptions API, the version mapping and the proxy, as one
-// flat list of directives.
+// compares the two): fulfilment_gateway with the portal, the token
+// endpoint, the Bearer guard, the subscriptions API and the version
+// mapping, then the proxy.
 func benchCaddyfile(port map[string]int, dataDir string) string {
 	proxy := fmt.Sprintf("reverse_proxy 127.0.0.1:%d", port["upstream"])
 	version := `fulfilment_version {
@@ -488,8 +488,9 @@ func benchCaddyfile(port map[string]int, dataDir string) string {
 		upstream_prefix /wms
 	}
 }`
-	// The demo's shape: the token endpoint for its path, then the guard
-	// (if any), the subscriptions API, the version mapping and the proxy.
+	// The demo's jobs as directives of their own: the token endpoint for
+	// its path, then the guard (if any), the subscriptions API, the
+	// version mapping and the proxy.
 	routes := func(guard, mapping string) string {
 		lines := []string{"fulfilment_portal {\n\tprefix /portal\n}", "fulfilment_token {\n\tpath /api/auth/token\n}", guard, "fulfilment_subscriptions", mapping, proxy}
 		return strings.Join(slices.DeleteFunc(lines, func(l string) bool { return l == "" }), "\n")
@@ -511,7 +512,7 @@ func benchCaddyfile(port map[string]int, dataDir string) string {
 }
 `, port["admin"], filepath.Join(dataDir, "data"), benchClient, benchSecret) +
 		site("versioned", "fulfilment_auth", version, proxy) +
-		site("protected", routes("fulfilment_auth", version)) +
+		site("protected", "fulfilment_gateway {\n"+indent("portal", "token", "auth", "subscriptions", "version "+strings.TrimPrefix(version, "fulfilment_version "))+"}", proxy) +
 		site("bare", proxy) +
 		site("routed", routes("", "rewrite /api/fulfilment/v4/products /wms/items")) +
 		// The demo's earlier shape: the same handlers in route blocks.

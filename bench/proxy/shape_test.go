@@ -29,14 +29,15 @@ func TestProtectedSiteIsTheDemosShape(t *testing.T) {
 }
 
 // The demo's gateway site guards every path but the partner portal's and
-// the token endpoint's: adapted, it is one route without a matcher that
-// starts with the portal and the token endpoint (each answers only its own
-// paths and passes every other request on) and then the guard. (A handler Caddy orders before the guard, such as respond
-// or handle, would add a route before it and fail this.)
+// the token endpoint's: adapted, it is one route without a matcher whose
+// first handler is fulfilment_gateway (its portal and token endpoint
+// answer only their own paths, its guard every other request). (A handler
+// Caddy orders before the gateway, such as respond or handle, would add a
+// route before it and fail this.)
 func TestDemoSiteGuardsEveryPathButTheTokenEndpoint(t *testing.T) {
 	got := demoRoutes(t)
 	want := []string{
-		` -> fulfilment_portal fulfilment_token fulfilment_auth fulfilment_subscriptions fulfilment_version reverse_proxy`,
+		` -> fulfilment_gateway reverse_proxy`,
 	}
 	if !slices.Equal(got, want) {
 		t.Fatalf("the demo's gateway routes:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
