@@ -54,6 +54,10 @@ type VerifiedPartner struct {
 	headers *IdentityHeaders // of the guard that verified it
 }
 
+// Valid reports whether p is an identity a guard verified (the zero
+// value is not).
+func (p VerifiedPartner) Valid() bool { return p.id != "" && p.headers != nil }
+
 // ID returns the partner id.
 func (p VerifiedPartner) ID() string { return p.id }
 
@@ -68,7 +72,7 @@ func (p VerifiedPartner) Forward(hdr http.Header) { p.headers.Forward(hdr, p.id)
 // false when no guard let r through.
 func VerifiedFromRequest(r *http.Request) (VerifiedPartner, bool) {
 	p, ok := caddyhttp.GetVar(r.Context(), PartnerIDVar).(*VerifiedPartner)
-	if !ok || p == nil || p.id == "" || p.headers == nil {
+	if !ok || p == nil || !p.Valid() {
 		return VerifiedPartner{}, false
 	}
 	return *p, true

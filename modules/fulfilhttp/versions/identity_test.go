@@ -90,3 +90,27 @@ func TestVersionHandlerKeepsGuardHeadersOutOfConnection(t *testing.T) {
 		t.Errorf("next saw Connection %q (called %v), want [keep-alive]", got, s.called)
 	}
 }
+
+// ServeVerified with an identity no guard made (the zero value, or one
+// without its guard's headers) refuses as ServeHTTP does, and passes
+// nothing on.
+func TestVersionHandlerServeVerifiedRefusesAnUnverifiedIdentity(t *testing.T) {
+	h := demoVersionHandler()
+	provisionVersionHandler(t, h)
+	for name, id := range map[string]fulfilhttp.VerifiedPartner{
+		"zero":                 {},
+		"without its guard":    (*fulfilhttp.IdentityHeaders)(nil).Verified(testPartner),
+		"without a partner id": (&fulfilhttp.IdentityHeaders{Identity: "X-Partner-Id"}).Verified(""),
+	} {
+		rec := httptest.NewRecorder()
+		called := false
+		next := caddyhttp.HandlerFunc(func(http.ResponseWriter, *http.Request) error { called = true; return nil })
+		req := httptest.NewRequest(http.MethodGet, "/api/fulfilment/v4/products", nil)
+		if err := h.ServeVerified(rec, req, next, id); err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if called || rec.Code != http.StatusInternalServerError || !strings.Contains(rec.Body.String(), "misconfigured") {
+			t.Errorf("%s: passed on %v, answered %d %s; want 500 misconfigured and nothing passed on", name, called, rec.Code, rec.Body)
+		}
+	}
+}

@@ -266,8 +266,14 @@ func (h *VersionHandler) ServeHTTP(w http.ResponseWriter, r *http.Request, next 
 
 // ServeVerified is ServeHTTP for a request the guard admitted as id (the
 // identity fulfilment_auth's Admit returned for r): fulfilment_gateway
-// hands it over directly, without a look-up in r's vars.
+// hands it over directly, without a look-up in r's vars. An id no guard
+// made (the zero value) is refused as ServeHTTP refuses a request without
+// one.
 func (h *VersionHandler) ServeVerified(w http.ResponseWriter, r *http.Request, next caddyhttp.Handler, id fulfilhttp.VerifiedPartner) error {
+	if !id.Valid() {
+		h.refuseUnverified(w)
+		return nil
+	}
 	if r.URL.Opaque != "" {
 		fulfilhttp.WriteProblem(w, http.StatusBadRequest, "invalid-path", "the request target must be an absolute path")
 		return nil
