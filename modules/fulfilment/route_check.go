@@ -26,6 +26,9 @@ import (
 //     about: Caddy then answers an empty 200, and nothing reaches the WMS.
 //   - fulfilment_gateway runs the guard itself: a fulfilment_version after
 //     it has the guard before it.
+//   - fulfilment_gateway in a server that also has any of its jobs as a
+//     directive of its own is warned about: a request that meets both is
+//     guarded or mapped twice and refused.
 //   - fulfilment_token without a path of its own in a route without a path
 //     matcher (its own or an enclosing route's) is warned about: it answers
 //     every request of the route as the token endpoint, and nothing after
@@ -189,8 +192,39 @@ func checkHTTPRoutes(app *caddyhttp.App) (routeFindings, error) {
 			where += " (" + strings.Join(srv.Listen, " ") + ")"
 		}
 		f.walk(routes, guardNever, false, nil, where)
+		if jobs := separateJobs(routes); len(jobs) > 0 && handlerIn(routes, "fulfilment_gateway") {
+			f.warnings = append(f.warnings, fmt.Sprintf("%s: fulfilment_gateway and %s in one server: a request that meets both is guarded or mapped twice (the second guard finds no token: 401; the second mapping finds no resource: 404); give each job once, in the gateway", where, strings.Join(jobs, ", ")))
+		}
 	}
 	return f, nil
+}
+
+// gatewayJobs are the directives fulfilment_gateway runs as its jobs.
+var gatewayJobs = []string{"fulfilment_portal", "fulfilment_token", "fulfilment_auth", "fulfilment_subscriptions", "fulfilment_version"}
+
+// separateJobs lists the gateway's jobs that routes (subroutes included)
+// have as handlers of their own, in gatewayJobs' order.
+func separateJobs(routes []routeNode) []string {
+	var found []string
+	for _, job := range gatewayJobs {
+		if handlerIn(routes, job) {
+			found = append(found, job)
+		}
+	}
+	return found
+}
+
+// handlerIn reports whether a handler named name is in routes or their
+// subroutes.
+func handlerIn(routes []routeNode, name string) bool {
+	for _, r := range routes {
+		for _, h := range r.handlers {
+			if h.name == name || handlerIn(h.routes, name) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // walk checks routes, which run with the guard having run as guard says

@@ -136,10 +136,10 @@ func (h *Handler) Validate() error {
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyhttp.Handler) error {
 	path := r.URL.Path
 	if h.portal != nil && h.portal.Answers(path) {
-		return h.portal.ServeHTTP(w, r, next)
+		return h.portal.ServeHTTP(w, r, notPassedOn)
 	}
 	if h.token != nil && h.token.Answers(path) {
-		return h.token.ServeHTTP(w, r, next)
+		return h.token.ServeHTTP(w, r, notPassedOn)
 	}
 	// The version mapping makes the request safe to forward (Connection,
 	// upgrade, trailers) before it forwards; the guard leaves that to it.
@@ -148,10 +148,19 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyht
 		return nil
 	}
 	if h.subscriptions != nil && h.subscriptions.Answers(path) {
-		return h.subscriptions.ServeHTTP(w, r, next)
+		return h.subscriptions.ServeHTTP(w, r, notPassedOn)
 	}
 	return h.version.ServeVerified(w, r, next, id)
 }
+
+// notPassedOn is the next handler of the jobs that answer their own
+// paths: each answers every request its Answers claims, so none calls it.
+// Were one ever to, the request would otherwise skip the guard or the
+// version mapping; this fails it closed with a 500 instead.
+var notPassedOn = caddyhttp.HandlerFunc(func(http.ResponseWriter, *http.Request) error {
+	return caddyhttp.Error(http.StatusInternalServerError,
+		errors.New("fulfilment_gateway: a job passed on a request it claimed"))
+})
 
 // Interface guards
 var (

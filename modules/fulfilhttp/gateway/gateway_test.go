@@ -1,9 +1,12 @@
 package gateway
 
 import (
+	"errors"
 	"net/http"
 	"strings"
 	"testing"
+
+	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
 )
 
 const allJobs = "\t\tportal\n\t\ttoken\n\t\tauth\n\t\tsubscriptions\n" + versionBlock
@@ -131,5 +134,15 @@ func TestGatewayWithoutOptionalJobs(t *testing.T) {
 	}
 	if seen := up.take(); len(seen) != 0 {
 		t.Errorf("the upstream got %s", uris(seen))
+	}
+}
+
+// The next handler the gateway gives the jobs that answer their own paths
+// refuses: a job that passed a request on would not reach the proxy.
+func TestNotPassedOnRefuses(t *testing.T) {
+	err := notPassedOn.ServeHTTP(nil, nil)
+	var he caddyhttp.HandlerError
+	if !errors.As(err, &he) || he.StatusCode != http.StatusInternalServerError {
+		t.Fatalf("notPassedOn returned %v, want a 500 handler error", err)
 	}
 }
