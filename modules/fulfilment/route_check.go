@@ -29,6 +29,11 @@ import (
 //   - fulfilment_gateway in a server that also has any of its jobs as a
 //     directive of its own is warned about: a request that meets both is
 //     guarded or mapped twice and refused.
+//   - reverse_proxy in a server with fulfilment_gateway that some requests
+//     reach without passing the gateway (the gateway has a matcher, or is
+//     in a handle block the proxy is not in) is warned about: those
+//     requests reach the upstream without a verified partner and without
+//     the version mapping, the WMS's own paths included.
 //   - fulfilment_token without a path of its own in a route without a path
 //     matcher (its own or an enclosing route's) is warned about: it answers
 //     every request of the route as the token endpoint, and nothing after
@@ -171,6 +176,7 @@ type continuation struct {
 // routeFindings are the outcome of the checks: refusals and warnings.
 type routeFindings struct {
 	errors, warnings []string
+	gateway          bool // the server being walked has fulfilment_gateway
 }
 
 // checkHTTPRoutes checks the primary routes of every server of app.
@@ -191,6 +197,7 @@ func checkHTTPRoutes(app *caddyhttp.App) (routeFindings, error) {
 		if len(srv.Listen) > 0 {
 			where += " (" + strings.Join(srv.Listen, " ") + ")"
 		}
+		f.gateway = handlerIn(routes, "fulfilment_gateway")
 		f.walk(routes, guardNever, false, nil, where)
 		if jobs := separateJobs(routes); len(jobs) > 0 && handlerIn(routes, "fulfilment_gateway") {
 			f.warnings = append(f.warnings, fmt.Sprintf("%s: fulfilment_gateway and %s in one server: a request that meets both is guarded or mapped twice (the second guard finds no token: 401; the second mapping finds no resource: 404); give each job once, in the gateway", where, strings.Join(jobs, ", ")))
@@ -259,6 +266,11 @@ func (f *routeFindings) walk(routes []routeNode, guard guardRan, pathMatched boo
 				g = guardAlways
 				if !(&continuation{handlers: r.handlers[j+1:], parent: next}).answers() {
 					f.warnings = append(f.warnings, hat+": fulfilment_gateway has no handler after it that answers the request (such as reverse_proxy), so Caddy answers an empty 200 and nothing reaches the upstream")
+				}
+			case "reverse_proxy":
+				// With a gateway in the server, the guard runs only in it.
+				if f.gateway && g != guardAlways {
+					f.warnings = append(f.warnings, hat+": reverse_proxy runs for requests that did not pass fulfilment_gateway (the gateway has a matcher, or is in a route or handle block the proxy is not in), so they reach the upstream without a verified partner and without the version mapping, the WMS's own paths included; put the gateway, without a matcher, before the proxy in the same route")
 				}
 			case "fulfilment_token":
 				if !pathMatched && !r.pathMatch && !h.ownPath {

@@ -120,6 +120,10 @@ func TestRouteChecks(t *testing.T) {
 		{"a token endpoint in a subroute beside a gateway", `[{"handle": [{"handler": "subroute", "routes": [{"handle": [{"handler": "fulfilment_token", "path": "/t"}]}]}, {"handler": "fulfilment_gateway"}, ` + proxy + `]}]`, "", "fulfilment_gateway and fulfilment_token in one server"},
 		{"gateway without a proxy", `[{"handle": [{"handler": "fulfilment_gateway"}, {"handler": "headers"}]}]`, "", "fulfilment_gateway has no handler after it"},
 		{"gateway, proxy in a later route", `[{"handle": [{"handler": "fulfilment_gateway"}]}, {"handle": [` + proxy + `]}]`, "", ""},
+		{"gateway with a matcher, proxy in a later route", `[{"match": [{"path": ["/api/*"]}], "handle": [{"handler": "fulfilment_gateway"}]}, {"handle": [` + proxy + `]}]`, "", "reverse_proxy runs for requests that did not pass fulfilment_gateway"},
+		{"gateway in a handle block, proxy after it", `[{"group": "g", "match": [{"path": ["/api/*"]}], "handle": [{"handler": "subroute", "routes": [{"handle": [{"handler": "fulfilment_gateway"}]}]}]}, {"handle": [` + proxy + `]}]`, "", "reverse_proxy runs for requests that did not pass fulfilment_gateway"},
+		{"gateway with a matcher, proxy in its route", `[{"match": [{"path": ["/api/*"]}], "handle": [{"handler": "fulfilment_gateway"}, ` + proxy + `]}]`, "", ""},
+		{"gateway and proxy in a handle block", `[{"group": "g", "match": [{"path": ["/api/*"]}], "handle": [{"handler": "subroute", "routes": [{"handle": [{"handler": "fulfilment_gateway"}, ` + proxy + `]}]}]}]`, "", ""},
 		{"portal under a path-matched route", `[{"match": [{"path": ["/portal/*"]}], "handle": [{"handler": "subroute", "routes": [{"handle": [{"handler": "fulfilment_portal"}]}]}]}, {"handle": [` + guard + `]}]`, "", ""},
 	} {
 		f := checkJSON(t, tc.routes)
