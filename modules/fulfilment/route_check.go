@@ -29,11 +29,12 @@ import (
 //   - fulfilment_gateway in a server that also has any of its jobs as a
 //     directive of its own is warned about: a request that meets both is
 //     guarded or mapped twice and refused.
-//   - reverse_proxy in a server with fulfilment_gateway that some requests
-//     reach without passing the gateway (the gateway has a matcher, or is
-//     in a handle block the proxy is not in) is warned about: those
-//     requests reach the upstream without a verified partner and without
-//     the version mapping, the WMS's own paths included.
+//   - reverse_proxy in a site with fulfilment_gateway (a server, or a
+//     route of its own hosts within it) that some requests reach without
+//     passing the gateway (the gateway has a matcher, or is in a handle
+//     block the proxy is not in) is warned about: those requests reach the
+//     upstream without a verified partner and without the version mapping,
+//     the WMS's own paths included.
 //   - fulfilment_token without a path of its own in a route without a path
 //     matcher (its own or an enclosing route's) is warned about: it answers
 //     every request of the route as the token endpoint, and nothing after
@@ -54,6 +55,7 @@ import (
 type routeNode struct {
 	matched   bool   // it has matchers: not every request runs it
 	pathMatch bool   // every one of its matcher sets has a path matcher
+	hostMatch bool   // every one of its matcher sets has a host matcher: a site of its own
 	group     string // routes of one group are mutually exclusive
 	terminal  bool
 	handlers  []handlerNode
@@ -91,19 +93,24 @@ func routeNodeOf(r *caddyhttp.Route) (routeNode, error) {
 	n := routeNode{group: r.Group, terminal: r.Terminal}
 	if r.MatcherSetsRaw != nil {
 		n.matched = len(r.MatcherSetsRaw) > 0
-		n.pathMatch = n.matched
+		n.pathMatch, n.hostMatch = n.matched, n.matched
 		for _, set := range r.MatcherSetsRaw {
 			_, p := set["path"]
 			_, re := set["path_regexp"]
+			_, host := set["host"]
 			n.pathMatch = n.pathMatch && (p || re)
+			n.hostMatch = n.hostMatch && host
 		}
 	} else {
 		n.matched = len(r.MatcherSets) > 0
-		n.pathMatch = n.matched
+		n.pathMatch, n.hostMatch = n.matched, n.matched
 		for _, set := range r.MatcherSets {
 			n.pathMatch = n.pathMatch && slices.ContainsFunc(set, func(m any) bool {
 				name := caddy.GetModuleName(m)
 				return name == "path" || name == "path_regexp"
+			})
+			n.hostMatch = n.hostMatch && slices.ContainsFunc(set, func(m any) bool {
+				return caddy.GetModuleName(m) == "host"
 			})
 		}
 	}
@@ -241,8 +248,16 @@ func (f *routeFindings) walk(routes []routeNode, guard guardRan, pathMatched boo
 	// Routes of one group are mutually exclusive: a guard in a route of
 	// the group never ran before another route of the same group.
 	groups := map[string]bool{} // groups with a route that runs the guard
+	outer := f.gateway
+	defer func() { f.gateway = outer }()
 	for i, r := range routes {
 		at := fmt.Sprintf("%s, route %d", where, i)
+		// A route of its own host (a Caddyfile site block) is a site: whether
+		// a gateway guards its proxies is a question within it.
+		f.gateway = outer
+		if r.hostMatch {
+			f.gateway = handlerIn(routes[i:i+1], "fulfilment_gateway")
+		}
 		start := guard
 		for name := range groups {
 			if name != r.group {

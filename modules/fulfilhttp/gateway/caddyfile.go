@@ -13,7 +13,31 @@ import (
 )
 
 func init() {
-	httpcaddyfile.RegisterHandlerDirective("fulfilment_gateway", parseGatewayDirective)
+	httpcaddyfile.RegisterDirective("fulfilment_gateway", parseGatewayRoute)
+}
+
+// parseGatewayRoute is the directive's route: the gateway without a
+// matcher. A matcher is refused: the requests it leaves out would skip
+// the guard and the version mapping and go straight to the handler after
+// the gateway, the proxy to the WMS. (To serve the gateway under a path,
+// put it and its reverse_proxy in one handle block.)
+func parseGatewayRoute(h httpcaddyfile.Helper) ([]httpcaddyfile.ConfigValue, error) {
+	if !h.Next() {
+		return nil, h.ArgErr()
+	}
+	matcher, err := h.ExtractMatcherSet()
+	if err != nil {
+		return nil, err
+	}
+	if matcher != nil {
+		h.Next() // the directive's line, for the error's position
+		return nil, h.Err("fulfilment_gateway takes no matcher: the requests it left out would reach the handler after it (the proxy to the WMS) without the guard; to serve the gateway under a path, put it and its reverse_proxy in one handle block")
+	}
+	g, err := parseGatewayDirective(h)
+	if err != nil {
+		return nil, err
+	}
+	return h.NewRoute(nil, g), nil
 }
 
 // The defaults of the jobs' own paths inside fulfilment_gateway (each

@@ -106,3 +106,24 @@ func TestGatewayJSONRefusals(t *testing.T) {
 		}
 	}
 }
+
+// A matcher on the gateway is refused, inline or named: the requests it
+// left out would go to the proxy after it without the guard. ("*", which
+// matches every request, is no matcher to Caddy.)
+func TestGatewayCaddyfileRefusesAMatcher(t *testing.T) {
+	for _, matcher := range []string{"/api/*", "@api", "/"} {
+		cf := gatewayCaddyfile(t.TempDir(), 1, "\t\tauth\n"+versionBlock, "127.0.0.1:2")
+		cf = strings.Replace(cf, "\tfulfilment_gateway {", "\t@api path /api/*\n\tfulfilment_gateway "+matcher+" {", 1)
+		_, err := adapt(cf)
+		if err == nil || !strings.Contains(err.Error(), "fulfilment_gateway takes no matcher") || !strings.Contains(err.Error(), "Caddyfile:16") {
+			t.Errorf("matcher %s: %v, want the refusal of a matcher, at the directive's line", matcher, err)
+		}
+	}
+	for _, matcher := range []string{"", "* "} {
+		cf := gatewayCaddyfile(t.TempDir(), 1, "\t\tauth\n"+versionBlock, "127.0.0.1:2")
+		cf = strings.Replace(cf, "\tfulfilment_gateway {", "\tfulfilment_gateway "+matcher+"{", 1)
+		if _, err := adapt(cf); err != nil {
+			t.Errorf("matcher %q: %v", matcher, err)
+		}
+	}
+}

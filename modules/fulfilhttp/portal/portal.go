@@ -157,9 +157,10 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyht
 	return nil
 }
 
-// Answers reports whether the portal answers a request for path: one
-// under its prefix (the prefix itself, or the prefix and a slash), or any
-// path when it has none.
+// Answers reports whether the portal answers a request for path when it
+// has a prefix: the prefix itself, or the prefix, a slash and more.
+// (Without a prefix the portal answers every request: ServeHTTP does not
+// ask.)
 func (h *Handler) Answers(path string) bool {
 	rest, ok := strings.CutPrefix(path, h.Prefix)
 	return ok && (rest == "" || rest[0] == '/')

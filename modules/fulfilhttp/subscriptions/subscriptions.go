@@ -97,8 +97,6 @@ func toSubscriptionJSON(s webhooks.Subscription) subscriptionJSON {
 		CreatedAt: s.CreatedAt.UTC().Format(time.RFC3339)}
 }
 
-// ServeHTTP answers the handler's routes (routes.go) and passes every
-// other path to next.
 // Answers reports whether the handler answers a request for path:
 // /api/fulfilment/v4/subscriptions, the paths below it, and the
 // interface description /api/fulfilment/v4/openapi.json.
@@ -107,7 +105,8 @@ func (*SubscriptionsHandler) Answers(path string) bool {
 	return ours
 }
 
-// ServeHTTP implements caddyhttp.MiddlewareHandler.
+// ServeHTTP answers the handler's routes (routes.go) and passes every
+// other path to next.
 func (h *SubscriptionsHandler) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyhttp.Handler) error {
 	rt, id, ours := match(r.URL.Path)
 	if !ours {
