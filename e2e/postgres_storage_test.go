@@ -1,33 +1,18 @@
 package e2e
 
 import (
-	"context"
 	"net/http"
-	"os/exec"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/fulfilgate/fulfilgate/storage/pgstore/pgtest"
 )
-
-// postgresCaddyfile is the repository's Caddyfile with its state in the
-// PostgreSQL database of $FULFILGATE_DATABASE_URL.
-func postgresCaddyfile(t *testing.T) string {
-	t.Helper()
-	const dataDir = "data_dir {$FULFILGATE_DATA:./data}\n"
-	cf := repoCaddyfile(t)
-	if !strings.Contains(cf, dataDir) {
-		t.Fatalf("the repository's Caddyfile has no line %q to add the storage option after", dataDir)
-	}
-	return strings.Replace(cf, dataDir, dataDir+"\t\tstorage postgres {env.FULFILGATE_DATABASE_URL}\n", 1)
-}
 
 // postgresGateway prepares a demo gateway on the database dsn, with a data
 // directory of its own.
 func postgresGateway(t *testing.T, dsn string) *repoGateway {
 	t.Helper()
-	g := newRepoGateway(t, postgresCaddyfile(t))
+	g := newRepoGateway(t, withPostgres(t, repoCaddyfile(t)))
 	g.Env = append(g.Env, "FULFILGATE_DATABASE_URL="+dsn)
 	return g
 }
@@ -72,15 +57,11 @@ func TestPostgresStorageWithAWrongPasswordFailsTheStart(t *testing.T) {
 	pgtest.Exec(t, "CREATE ROLE e2e_gateway LOGIN PASSWORD 'right-e2e-password'")
 	t.Cleanup(func() { pgtest.Exec(t, "DROP ROLE IF EXISTS e2e_gateway") })
 	g := postgresGateway(t, pgtest.Server(t).DSNFor("e2e_gateway", "wrong-e2e-password", "postgres"))
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	run := exec.CommandContext(ctx, caddyBin, "run", "--config", "Caddyfile", "--adapter", "caddyfile")
-	run.Dir, run.Env = g.Dir, append(run.Environ(), g.Env...)
-	out, err := run.CombinedOutput()
-	if err == nil || !strings.Contains(string(out), "refused the credentials") {
-		t.Fatalf("start with a wrong password: %v, want a failed start saying the credentials were refused; output:\n%s", err, out)
+	out := runExpectingFailure(t, g)
+	if !strings.Contains(out, "refused the credentials") {
+		t.Fatalf("start with a wrong password: want a failed start saying the credentials were refused; output:\n%s", out)
 	}
-	if strings.Contains(string(out), "wrong-e2e-password") {
+	if strings.Contains(out, "wrong-e2e-password") {
 		t.Errorf("the output shows the password:\n%s", out)
 	}
 }

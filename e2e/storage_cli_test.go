@@ -143,15 +143,11 @@ func TestPostgresStorageUnreachableAtStartFailsTheStart(t *testing.T) {
 	t.Parallel()
 	g := newRepoGateway(t, withPostgres(t, repoCaddyfile(t)))
 	g.Env = append(g.Env, fmt.Sprintf("FULFILGATE_DATABASE_URL=postgres://gateway:unreachable-e2e-password@127.0.0.1:%d/gateway?connect_timeout=5", freePort(t)))
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	run := exec.CommandContext(ctx, caddyBin, "run", "--config", "Caddyfile", "--adapter", "caddyfile")
-	run.Dir, run.Env = g.Dir, append(run.Environ(), g.Env...)
-	out, err := run.CombinedOutput()
-	if err == nil || !strings.Contains(string(out), "cannot reach PostgreSQL at 127.0.0.1") {
-		t.Fatalf("start with no database server: %v, want a failed start saying PostgreSQL cannot be reached; output:\n%s", err, out)
+	out := runExpectingFailure(t, g)
+	if !strings.Contains(out, "cannot reach PostgreSQL at 127.0.0.1") {
+		t.Fatalf("start with no database server: want a failed start saying PostgreSQL cannot be reached; output:\n%s", out)
 	}
-	if strings.Contains(string(out), "unreachable-e2e-password") {
+	if strings.Contains(out, "unreachable-e2e-password") {
 		t.Errorf("the output shows the password:\n%s", out)
 	}
 }
