@@ -3,8 +3,8 @@ package fulfilment
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"slices"
-	"sort"
 	"strings"
 
 	"github.com/caddyserver/caddy/v2"
@@ -189,12 +189,7 @@ type routeFindings struct {
 // checkHTTPRoutes checks the primary routes of every server of app.
 func checkHTTPRoutes(app *caddyhttp.App) (routeFindings, error) {
 	var f routeFindings
-	names := make([]string, 0, len(app.Servers))
-	for name := range app.Servers {
-		names = append(names, name)
-	}
-	sort.Strings(names)
-	for _, name := range names {
+	for _, name := range slices.Sorted(maps.Keys(app.Servers)) {
 		srv := app.Servers[name]
 		routes, err := routeNodes(srv.Routes)
 		if err != nil {
@@ -204,9 +199,10 @@ func checkHTTPRoutes(app *caddyhttp.App) (routeFindings, error) {
 		if len(srv.Listen) > 0 {
 			where += " (" + strings.Join(srv.Listen, " ") + ")"
 		}
-		f.gateway = handlerIn(routes, "fulfilment_gateway")
+		gateway := handlerIn(routes, "fulfilment_gateway")
+		f.gateway = gateway
 		f.walk(routes, guardNever, false, nil, where)
-		if jobs := separateJobs(routes); len(jobs) > 0 && handlerIn(routes, "fulfilment_gateway") {
+		if jobs := separateJobs(routes); gateway && len(jobs) > 0 {
 			f.warnings = append(f.warnings, fmt.Sprintf("%s: fulfilment_gateway and %s in one server: a request that meets both is guarded or mapped twice (the second guard finds no token: 401; the second mapping finds no resource: 404); give each job once, in the gateway", where, strings.Join(jobs, ", ")))
 		}
 	}

@@ -80,7 +80,7 @@ func TestGatewayCaddyfileRefusals(t *testing.T) {
 // endpoint (without them either would answer every request). Each is
 // refused when Caddy loads it.
 func TestGatewayJSONRefusals(t *testing.T) {
-	up := newUpstream(t)
+	up := newRecorder(t)
 	const version = `{"handler": "fulfilment_version", "resources": {"products": "items"}, "versions": [{"name": "v4", "upstream_prefix": "/wms"}]}`
 	const auth = `{"handler": "fulfilment_auth"}`
 	for _, c := range []struct{ name, jobs, want string }{
@@ -96,7 +96,7 @@ func TestGatewayJSONRefusals(t *testing.T) {
 			"http": {"servers": {"gw": {"listen": ["127.0.0.1:%d"], "routes": [{"handle": [
 				{"handler": "fulfilment_gateway", %s},
 				{"handler": "reverse_proxy", "upstreams": [{"dial": %q}]}]}]}}}}}`,
-			t.TempDir(), freePort(t), c.jobs, strings.TrimPrefix(up.srv.URL, "http://"))
+			t.TempDir(), freePort(t), c.jobs, up.addr())
 		err := caddy.Load([]byte(cfg), true)
 		if err == nil {
 			_ = caddy.Stop()

@@ -58,12 +58,12 @@ func TestGatewayRunsEachJobInItsOrder(t *testing.T) {
 		t.Fatalf("the upstream got %d requests, want 1", len(seen))
 	}
 	got := seen[0]
-	if got.URL.Path != "/wms/items" || got.Header.Get("X-Partner-Id") != "partner-acme" ||
-		got.Header.Get("Authorization") != "" || got.Header.Get("X-Request-Id") == "" ||
-		got.Header.Get("X-Request-Id") != res.Header.Get("X-Request-Id") {
+	if got.uri != "/wms/items" || got.header.Get("X-Partner-Id") != "partner-acme" ||
+		got.header.Get("Authorization") != "" || got.header.Get("X-Request-Id") == "" ||
+		got.header.Get("X-Request-Id") != res.Header.Get("X-Request-Id") {
 		t.Errorf("upstream got %s with partner %q, Authorization %q, request id %q (answer's %q); want /wms/items, partner-acme, none, the answer's id",
-			got.URL.Path, got.Header.Get("X-Partner-Id"), got.Header.Get("Authorization"),
-			got.Header.Get("X-Request-Id"), res.Header.Get("X-Request-Id"))
+			got.uri, got.header.Get("X-Partner-Id"), got.header.Get("Authorization"),
+			got.header.Get("X-Request-Id"), res.Header.Get("X-Request-Id"))
 	}
 }
 
@@ -86,7 +86,7 @@ func TestGatewayForwardsOnlyWhatItVerified(t *testing.T) {
 	if len(seen) != 1 {
 		t.Fatalf("the upstream got %d requests, want 1", len(seen))
 	}
-	h := seen[0].Header
+	h := seen[0].header
 	if h.Values("X-Partner-Id")[0] != "partner-acme" || len(h.Values("X-Partner-Id")) != 1 {
 		t.Errorf("upstream X-Partner-Id %q, want only partner-acme", h.Values("X-Partner-Id"))
 	}
@@ -104,7 +104,7 @@ func TestGatewayForwardsOnlyWhatItVerified(t *testing.T) {
 		if res.StatusCode != http.StatusOK {
 			t.Fatalf("GET item %s: %d", item, res.StatusCode)
 		}
-		if seen := up.take(); len(seen) != 1 || seen[0].RequestURI != "/wms/items/"+item {
+		if seen := up.take(); len(seen) != 1 || seen[0].uri != "/wms/items/"+item {
 			t.Errorf("upstream got %s, want one request for /wms/items/%s", uris(seen), item)
 		}
 	}

@@ -21,42 +21,53 @@ import (
 	"github.com/fulfilgate/fulfilgate/modules/fulfilment"
 )
 
-// upstream is a real HTTP server on loopback standing in for the WMS: it
-// answers 200 and records every request it gets.
-type upstream struct {
+// recorder is a real HTTP server on loopback standing in for the WMS: it
+// answers 200, reads each request's body to the end (so that its trailers
+// arrive) and records what it got.
+type recorder struct {
 	srv  *httptest.Server
 	mu   sync.Mutex
-	seen []*http.Request
+	seen []received
 }
 
-func newUpstream(t *testing.T) *upstream {
-	u := new(upstream)
-	u.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		u.mu.Lock()
-		u.seen = append(u.seen, r.Clone(context.Background()))
-		u.mu.Unlock()
+// received is one request as the upstream read it.
+type received struct {
+	method, uri, body string
+	header, trailer   http.Header
+}
+
+func newRecorder(t *testing.T) *recorder {
+	rec := new(recorder)
+	rec.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body) // a cut body is recorded as far as it came
+		rec.mu.Lock()
+		rec.seen = append(rec.seen, received{r.Method, r.RequestURI, string(body), r.Header.Clone(), r.Trailer.Clone()})
+		rec.mu.Unlock()
 		w.Header().Set("Content-Type", "application/json")
 		_, _ = io.WriteString(w, `{"items":[]}`)
 	}))
-	t.Cleanup(u.srv.Close)
-	return u
-}
-
-// uris lists the request targets of rs.
-func uris(rs []*http.Request) []string {
-	var s []string
-	for _, r := range rs {
-		s = append(s, r.RequestURI)
-	}
-	return s
+	t.Cleanup(rec.srv.Close)
+	return rec
 }
 
 // take returns the requests the upstream got since the last call.
-func (u *upstream) take() []*http.Request {
-	u.mu.Lock()
-	defer u.mu.Unlock()
-	s := u.seen
-	u.seen = nil
+func (rec *recorder) take() []received {
+	rec.mu.Lock()
+	defer rec.mu.Unlock()
+	s := rec.seen
+	rec.seen = nil
+	return s
+}
+
+// addr is the upstream's host:port, for reverse_proxy.
+func (rec *recorder) addr() string { return strings.TrimPrefix(rec.srv.URL, "http://") }
+
+// uris lists the request targets of rs.
+func uris(rs []received) []string {
+	var s []string
+	for _, r := range rs {
+		s = append(s, r.uri)
+	}
 	return s
 }
 
@@ -74,6 +85,19 @@ const versionBlock = `		version {
 // partners) and a site on port running a gateway of the given jobs (its
 // block's lines), then reverse_proxy to up.
 func gatewayCaddyfile(dir string, port int, jobs, up string) string {
+	return appOptions(dir) + fmt.Sprintf(`
+http://127.0.0.1:%d {
+	bind 127.0.0.1
+	fulfilment_gateway {
+%s	}
+	reverse_proxy %s
+}
+`, port, jobs, up)
+}
+
+// appOptions are the tests' global options: no admin endpoint, and the
+// fulfilment app with its data in dir and the test partner partner-acme.
+func appOptions(dir string) string {
 	return fmt.Sprintf(`{
 	admin off
 	fulfilment {
@@ -85,14 +109,7 @@ func gatewayCaddyfile(dir string, port int, jobs, up string) string {
 		}
 	}
 }
-
-http://127.0.0.1:%d {
-	bind 127.0.0.1
-	fulfilment_gateway {
-%s	}
-	reverse_proxy %s
-}
-`, dir, fulfilmenttest.AcmeID, fulfilmenttest.AcmeSecret, port, jobs, up)
+`, dir, fulfilmenttest.AcmeID, fulfilmenttest.AcmeSecret)
 }
 
 // adapt adapts a Caddyfile to JSON.
@@ -114,11 +131,11 @@ func run(t *testing.T, cfg []byte) {
 
 // startGateway runs a gateway site with the given jobs in front of a new
 // upstream, and returns the site's base URL and the upstream.
-func startGateway(t *testing.T, jobs string) (string, *upstream) {
+func startGateway(t *testing.T, jobs string) (string, *recorder) {
 	t.Helper()
-	up := newUpstream(t)
+	up := newRecorder(t)
 	port := freePort(t)
-	cfg, err := adapt(gatewayCaddyfile(t.TempDir(), port, jobs, strings.TrimPrefix(up.srv.URL, "http://")))
+	cfg, err := adapt(gatewayCaddyfile(t.TempDir(), port, jobs, up.addr()))
 	if err != nil {
 		t.Fatal(err)
 	}

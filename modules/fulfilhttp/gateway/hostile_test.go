@@ -4,16 +4,13 @@ import (
 	"bufio"
 	"fmt"
 	"io"
+	"maps"
 	"net"
 	"net/http"
-	"net/http/httptest"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
-
-	"github.com/fulfilgate/fulfilgate/internal/fulfilmenttest"
 )
 
 // An attacker's view of fulfilment_gateway, measured against the site it
@@ -48,18 +45,7 @@ func indent(s string, n int) string {
 // each proxying to its own upstream. Neither site has a host matcher:
 // like the demo, each answers any Host.
 func twoSitesCaddyfile(dir string, gwPort, oldPort int, gwUp, oldUp string) string {
-	return fmt.Sprintf(`{
-	admin off
-	fulfilment {
-		data_dir %s
-		tokens {
-			partner partner-acme {
-				client %s %s
-			}
-		}
-	}
-}
-
+	return appOptions(dir) + fmt.Sprintf(`
 http://:%d {
 	bind 127.0.0.1
 	fulfilment_gateway {
@@ -87,48 +73,9 @@ http://:%d {
 %s	}
 	reverse_proxy %s
 }
-`, dir, fulfilmenttest.AcmeID, fulfilmenttest.AcmeSecret,
-		gwPort, indent(hostileVersion, 3), gwUp,
+`, gwPort, indent(hostileVersion, 3), gwUp,
 		oldPort, indent(hostileVersion, 2), oldUp)
 }
-
-// recorder is a loopback upstream that reads each request's body to the
-// end (so that its trailers arrive) and records what it got.
-type recorder struct {
-	srv  *httptest.Server
-	mu   sync.Mutex
-	seen []received
-}
-
-// received is one request as the upstream read it.
-type received struct {
-	method, uri, body string
-	header, trailer   http.Header
-}
-
-func newRecorder(t *testing.T) *recorder {
-	rec := new(recorder)
-	rec.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		body, _ := io.ReadAll(r.Body) // a cut body is recorded as far as it came
-		rec.mu.Lock()
-		rec.seen = append(rec.seen, received{r.Method, r.RequestURI, string(body), r.Header.Clone(), r.Trailer.Clone()})
-		rec.mu.Unlock()
-		w.Header().Set("Content-Type", "application/json")
-		_, _ = io.WriteString(w, `{"items":[]}`)
-	}))
-	t.Cleanup(rec.srv.Close)
-	return rec
-}
-
-func (rec *recorder) take() []received {
-	rec.mu.Lock()
-	defer rec.mu.Unlock()
-	s := rec.seen
-	rec.seen = nil
-	return s
-}
-
-func (rec *recorder) addr() string { return strings.TrimPrefix(rec.srv.URL, "http://") }
 
 // answer is what a raw request got back: the status (0 when the server
 // closed the connection without one) and the headers that say how it was
@@ -186,12 +133,7 @@ func describe(a answer, seen []received) string {
 			kind string
 			hdr  http.Header
 		}{{"header", r.header}, {"trailer", r.trailer}} {
-			names := make([]string, 0, len(h.hdr))
-			for name := range h.hdr {
-				names = append(names, name)
-			}
-			slices.Sort(names)
-			for _, name := range names {
+			for _, name := range slices.Sorted(maps.Keys(h.hdr)) {
 				vals := h.hdr[name]
 				if name == "X-Request-Id" {
 					vals = []string{fmt.Sprintf("<%d ids>", len(vals))}
