@@ -118,6 +118,12 @@ func (s *Service) partnerClient(partnerID, clientID string) (*client, error) {
 // (static or not; a disabled one is ErrDisabled, an unknown one
 // ErrNotFound) that has fewer than limit clients, those of the
 // configuration included (ErrLimit). The secret is returned here only.
+//
+// The limit holds across instances sharing the store: this instance's
+// registry gives the quick refusal, and the store, which sees the clients
+// every instance created, decides (ClientStore.CreateClient). The store
+// holds only clients created at run time, so it is given the limit less
+// the partner's clients of the configuration, which every instance has.
 func (s *Service) CreateClient(partnerID string, limit int) (Credentials, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -140,9 +146,21 @@ func (s *Service) CreateClient(partnerID string, limit int) (Credentials, error)
 	if _, clash := s.static.clients[c.ID]; clash {
 		return Credentials{}, fmt.Errorf("client %s %w", c.ID, ErrExists)
 	}
-	if err := s.putClient(c); err != nil {
+	static := 0
+	for _, sc := range s.static.clients {
+		if sc.PartnerID == partnerID {
+			static++
+		}
+	}
+	err = s.store.CreateClient(recordOf(c), limit-static)
+	if errors.Is(err, ErrClientLimit) {
+		// Another instance added clients this one has not seen yet.
+		return Credentials{}, fmt.Errorf("partner %s has %d clients or more: %w (%w)", partnerID, limit, ErrLimit, err)
+	}
+	if err != nil {
 		return Credentials{}, err
 	}
+	s.adoptClient(c)
 	s.log.Info("client added", zapPartner(partnerID), zapClient(c.ID))
 	return creds, nil
 }

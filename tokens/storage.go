@@ -46,6 +46,12 @@ type ClientStore interface {
 	Clients() ([]ClientRecord, error)
 	// PutClient creates or replaces a client.
 	PutClient(c ClientRecord) error
+	// CreateClient stores c, a new client, provided the store holds fewer
+	// than max clients of c.Partner; otherwise it stores nothing and
+	// returns an error wrapping ErrClientLimit. The count and the write are
+	// one step for every process sharing the store, so concurrent creates
+	// never leave more than max clients of a partner.
+	CreateClient(c ClientRecord, max int) error
 	// DeleteClient deletes a client (a missing one is not an error).
 	DeleteClient(id string) error
 	// ClientUsage returns when each client (static ones included) last
@@ -70,6 +76,10 @@ type KeyStore interface {
 	// ErrKeyChanged.
 	ReplaceCurrentKey(prev string, next KeyRecord) error
 }
+
+// ErrClientLimit is ClientStore.CreateClient's refusal: the store holds
+// as many clients of the partner as it may.
+var ErrClientLimit = errors.New("the partner's stored clients are at the limit")
 
 // ErrKeyChanged is KeyStore.ReplaceCurrentKey's refusal: the current key is
 // no longer the one the caller saw.

@@ -359,10 +359,15 @@ func (s *Service) putClient(c *client) error {
 	if err := s.store.PutClient(recordOf(c)); err != nil {
 		return err
 	}
+	s.adoptClient(c)
+	return nil
+}
+
+// adoptClient publishes c, which the store holds. Called with mu held.
+func (s *Service) adoptClient(c *client) {
 	s.dynClients[c.ID] = c
 	s.reuse.Delete(c.ID)
 	s.publish()
-	return nil
 }
 
 // RotateSecret gives a client created at run time (see operatorClient) a

@@ -74,7 +74,7 @@ func (s *tokenStore) DeletePartner(id string, clientIDs []string) error {
 				return err
 			}
 		}
-		return txn.Delete([]byte(prefixPartner + id))
+		return errors.Join(txn.Delete([]byte(prefixPartner+id)), txn.Delete([]byte(prefixClientCreate+id)))
 	})
 }
 
@@ -99,6 +99,46 @@ func (s *tokenStore) Clients() ([]tokens.ClientRecord, error) {
 
 func (s *tokenStore) PutClient(c tokens.ClientRecord) error {
 	return update(s.db, func(txn *badger.Txn) error { return setJSON(txn, prefixClient+c.ID, c) })
+}
+
+// prefixClientCreate keys one empty marker per partner that every
+// CreateClient of the partner reads and writes, so two concurrent creates
+// conflict (counting the clients reads only the keys that exist, and a
+// client another transaction adds is not one of them) and the loser counts
+// again.
+const prefixClientCreate = "tok/client-create/"
+
+// CreateClient counts the partner's clients and stores c in one
+// transaction.
+func (s *tokenStore) CreateClient(c tokens.ClientRecord, max int) error {
+	marker := []byte(prefixClientCreate + c.Partner)
+	var n int
+	err := update(s.db, func(txn *badger.Txn) error {
+		if _, err := txn.Get(marker); err != nil && !errors.Is(err, badger.ErrKeyNotFound) {
+			return err
+		}
+		n = 0
+		err := eachJSON(txn, prefixClient, func(r *tokens.ClientRecord) error {
+			if r.Partner == c.Partner {
+				n++
+			}
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+		if n >= max {
+			return tokens.ErrClientLimit
+		}
+		return errors.Join(txn.Set(marker, nil), setJSON(txn, prefixClient+c.ID, c))
+	})
+	if errors.Is(err, tokens.ErrClientLimit) {
+		return fmt.Errorf("%d clients of partner %s stored, at most %d: %w", n, c.Partner, max, err)
+	}
+	if err != nil {
+		return fmt.Errorf("storing client %s: %w", c.ID, err)
+	}
+	return nil
 }
 
 func (s *tokenStore) SigningKeys() ([]tokens.KeyRecord, error) {

@@ -166,6 +166,39 @@ func (ts *tokenStore) PutClient(c tokens.ClientRecord) error {
 	return ts.s.batch("storing client "+c.ID, changePartners, b)
 }
 
+// CreateClient serialises the creates of one partner's clients with a
+// transaction-scoped advisory lock on the partner, across every instance,
+// so the count and the insert are one step. The lock's key is apart from
+// the subscriptions' (another text before the partner).
+func (ts *tokenStore) CreateClient(c tokens.ClientRecord, max int) error {
+	ctx, cancel := op()
+	defer cancel()
+	var n int
+	err := ts.s.tx(ctx, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, "SELECT pg_advisory_xact_lock(hashtextextended('fulfilgate clients of ' || $1, 0))", c.Partner); err != nil {
+			return err
+		}
+		if err := tx.QueryRow(ctx, "SELECT count(*) FROM clients WHERE partner_id = $1", c.Partner).Scan(&n); err != nil {
+			return err
+		}
+		if n >= max {
+			return tokens.ErrClientLimit
+		}
+		if _, err := tx.Exec(ctx, putClient, c.ID, c.Partner, c.Hash, c.Version, c.OpaqueVersion, c.Active, nanos(c.Created),
+			c.Hint, c.PrevHash, nanos(c.PrevUntil)); err != nil {
+			return err
+		}
+		return notify(ctx, tx, changePartners)
+	})
+	if errors.Is(err, tokens.ErrClientLimit) {
+		return fmt.Errorf("%d clients of partner %s stored, at most %d: %w", n, c.Partner, max, err)
+	}
+	if err != nil {
+		return fmt.Errorf("storing client %s: %w", c.ID, err)
+	}
+	return nil
+}
+
 func (ts *tokenStore) SigningKeys() ([]tokens.KeyRecord, error) {
 	ctx, cancel := op()
 	defer cancel()

@@ -68,6 +68,10 @@ var changeBehaviours = []Behaviour{
 		}{
 			{"CreatePartner", func() error { return b.Tokens.CreatePartner(p, c) }},
 			{"PutClient", func() error { c.Active = false; return b.Tokens.PutClient(c) }},
+			{"CreateClient", func() error {
+				return b.Tokens.CreateClient(tokens.ClientRecord{ID: "c2", Partner: "P1", Hash: make([]byte, 32), Version: "v2",
+					Active: true, Created: t0}, 10)
+			}},
 			{"PutPartner", func() error { p.Disabled = true; return b.Tokens.PutPartner(p) }},
 			{"PutStaticWebhookKeys", func() error {
 				return b.Tokens.PutStaticWebhookKeys([]tokens.StaticKeyRecord{{Partner: "S1", WebhookKey: "k", Created: t0}})

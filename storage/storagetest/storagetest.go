@@ -61,12 +61,13 @@ func Run(t *testing.T, open Opener) {
 // delivered records', the shared queue's claims (skipped by a backend that
 // does not claim), the feed store's, the feed lease's, the portal's and the
 // change notifications' (skipped by a backend that notifies none), the
-// copy's reads and writes, and the subscriptions' version.
+// copy's reads and writes, the subscriptions' version and the client
+// limit.
 func Behaviours() []Behaviour {
 	var all []Behaviour
 	for _, part := range [][]Behaviour{tokenBehaviours, keyBehaviours, subscriptionBehaviours, queueBehaviours,
 		deadLetterBehaviours, deliveredBehaviours, claimBehaviours, feedBehaviours, feedLeaseBehaviours, portalBehaviours,
-		changeBehaviours, copyBehaviours, subscriptionVersionBehaviours} {
+		changeBehaviours, copyBehaviours, subscriptionVersionBehaviours, clientLimitBehaviours} {
 		all = append(all, part...)
 	}
 	return all

@@ -1,0 +1,112 @@
+package storagetest
+
+import (
+	"errors"
+	"fmt"
+	"sync"
+	"testing"
+
+	"github.com/fulfilgate/fulfilgate/tokens"
+)
+
+// client makes a client record id of partner p.
+func client(id, p string) tokens.ClientRecord {
+	return tokens.ClientRecord{ID: id, Partner: p, Hash: make([]byte, 32), Version: "v-" + id, OpaqueVersion: true,
+		Active: true, Created: t0}
+}
+
+// createClients creates the clients ids of partner p under the limit max,
+// failing t at the first refusal.
+func createClients(t *testing.T, ts tokens.Store, p string, max int, ids ...string) {
+	t.Helper()
+	for _, id := range ids {
+		if err := ts.CreateClient(client(id, p), max); err != nil {
+			t.Fatalf("CreateClient(%s of %s, limit %d): %v; want it stored", id, p, max, err)
+		}
+	}
+}
+
+// partnerClientIDs lists the stored clients of partner p.
+func partnerClientIDs(t *testing.T, ts tokens.Store, p string) []string {
+	t.Helper()
+	cs, err := ts.Clients()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ids []string
+	for _, c := range cs {
+		if c.Partner == p {
+			ids = append(ids, c.ID)
+		}
+	}
+	return ids
+}
+
+var clientLimitBehaviours = []Behaviour{
+	{"tokens/CreateClient refuses a client past the partner's limit", func(t *testing.T, b Backend) {
+		createClients(t, b.Tokens, "P1", 2, "c1", "c2")
+		err := b.Tokens.CreateClient(client("c3", "P1"), 2)
+		if !errors.Is(err, tokens.ErrClientLimit) {
+			t.Fatalf("third CreateClient with limit 2 = %v; want ErrClientLimit", err)
+		}
+		if ids := partnerClientIDs(t, b.Reopen(t).Tokens, "P1"); len(ids) != 2 {
+			t.Fatalf("stored clients of P1 after the refusal = %v; want c1 and c2 only", ids)
+		}
+	}},
+	{"tokens/CreateClient counts the clients stored any way, those of PutClient too", func(t *testing.T, b Backend) {
+		if err := b.Tokens.PutClient(client("c1", "P1")); err != nil {
+			t.Fatal(err)
+		}
+		if err := b.Tokens.CreateClient(client("c2", "P1"), 1); !errors.Is(err, tokens.ErrClientLimit) {
+			t.Fatalf("CreateClient with limit 1 beside a client stored by PutClient = %v; want ErrClientLimit", err)
+		}
+	}},
+	{"tokens/a partner at its client limit leaves other partners unaffected", func(t *testing.T, b Backend) {
+		createClients(t, b.Tokens, "P1", 2, "c1", "c2")
+		createClients(t, b.Tokens, "P2", 2, "d1", "d2")
+		if ids := partnerClientIDs(t, b.Tokens, "P2"); len(ids) != 2 {
+			t.Fatalf("stored clients of P2 = %v; want d1 and d2", ids)
+		}
+	}},
+	{"tokens/a deleted client frees a place under the client limit", func(t *testing.T, b Backend) {
+		createClients(t, b.Tokens, "P1", 2, "c1", "c2")
+		if err := b.Tokens.DeleteClient("c1"); err != nil {
+			t.Fatal(err)
+		}
+		createClients(t, b.Tokens, "P1", 2, "c3")
+		if err := b.Tokens.CreateClient(client("c4", "P1"), 2); !errors.Is(err, tokens.ErrClientLimit) {
+			t.Fatalf("CreateClient after the freed place was taken = %v; want ErrClientLimit", err)
+		}
+	}},
+	{"tokens/concurrent CreateClient of one partner never exceed the limit", func(t *testing.T, b Backend) {
+		const n, limit = 8, 3
+		// With a backend other instances share, half the creates come
+		// from another instance.
+		stores := []tokens.Store{b.Tokens}
+		if b.Peer != nil {
+			stores = append(stores, b.Peer(t).Tokens)
+		}
+		errs := make([]error, n)
+		var wg sync.WaitGroup
+		for i := range n {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				errs[i] = stores[i%len(stores)].CreateClient(client(fmt.Sprint("c", i), "P1"), limit)
+			}()
+		}
+		wg.Wait()
+		stored := 0
+		for i, err := range errs {
+			switch {
+			case err == nil:
+				stored++
+			case !errors.Is(err, tokens.ErrClientLimit):
+				t.Errorf("create %d: %v; want it stored or refused with ErrClientLimit", i, err)
+			}
+		}
+		if ids := partnerClientIDs(t, b.Tokens, "P1"); stored != limit || len(ids) != limit {
+			t.Fatalf("%d creates succeeded and %d clients are stored (%v); want exactly %d of each", stored, len(ids), ids, limit)
+		}
+	}},
+}
