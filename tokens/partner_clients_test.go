@@ -183,3 +183,21 @@ func TestLastUseIsWrittenAtMostEveryFewMinutes(t *testing.T) {
 		t.Fatalf("stored last use %v, want %v once %v passed", stored["acme-client"], clk.Now(), usageEvery)
 	}
 }
+
+func TestCreateClientRefusesWhenTheStoreHoldsClientsThisInstanceHasNotSeen(t *testing.T) {
+	s, _, _ := newTestService(t, Config{Partners: demoPartners()})
+	// Another instance sharing the store added a client of partner-acme;
+	// this one has not reloaded: it counts one client, the configuration's.
+	other := ClientRecord{ID: "acme-other-instance", Partner: "partner-acme", Hash: make([]byte, 32), Version: "v",
+		OpaqueVersion: true, Active: true, Created: time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC)}
+	if err := s.store.PutClient(other); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.CreateClient("partner-acme", 2); !errors.Is(err, ErrLimit) {
+		t.Fatalf("CreateClient with limit 2 beside the configuration's client and another instance's: %v, want ErrLimit", err)
+	}
+	cs, err := s.store.Clients()
+	if err != nil || len(cs) != 1 || cs[0].ID != other.ID {
+		t.Fatalf("stored clients after the refusal = %+v, %v; want only the other instance's", cs, err)
+	}
+}
