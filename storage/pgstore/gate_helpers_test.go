@@ -105,7 +105,7 @@ func (g *gate) serve() {
 }
 
 // relay copies between c and a new connection to the server until either
-// side closes.
+// side closes: a copy's end, by EOF or error alike, ends the relay.
 func (g *gate) relay(c net.Conn) {
 	defer c.Close()
 	s, err := net.Dial("unix", g.socket)
