@@ -1,6 +1,6 @@
 -- The subscriptions' version is raised once per statement that wrote
 -- subscriptions, not once per row: a statement writing many rows (an
--- import, an operator's bulk SQL) updates the version row once in its
+-- operator's bulk SQL, say) updates the version row once in its
 -- transaction instead of once for each of them. A statement that wrote no
 -- row leaves the version as it is. PostgreSQL allows a transition table
 -- only on a trigger of one event, so there is one trigger per event, all
