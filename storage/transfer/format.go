@@ -52,7 +52,7 @@ const Format = "fulfilgate-export"
 
 // Version is the format version this package writes and the newest it
 // reads.
-const Version = 2
+const Version = 3
 
 // Stores are a backend's stores, as the gateway opens them.
 type Stores interface {
@@ -74,6 +74,7 @@ const (
 	typeSub        = "subscription"
 	typeDelivery   = "delivery"
 	typeDead       = "dead_letter"
+	typeDelivered  = "delivered"
 	typeFeed       = "feed"
 	typeFeedSeen   = "feed_seen"
 	typeFeedReject = "feed_rejected"
