@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -98,12 +99,16 @@ func TestMigrateFromBadgerToPostgresKeepsTheState(t *testing.T) {
 	// A sign-in to the portal writes the audit log (the link, the sign-in).
 	session := portalSignIn(t, b, "partner-moving")
 
-	// /dead always fails; /queued fails once, then hangs (the attempt in
-	// flight when the gateway stops stays queued). Every request's
+	// /ok answers 204; /dead always fails; /queued fails once, then hangs
+	// (the attempt in flight when the gateway stops stays queued). Every request's
 	// signature is checked against the partner's generated webhook key.
 	var badSignatures, goodSignatures atomic.Int32
 	release := make(chan struct{})
 	failing := func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/ok" {
+			w.WriteHeader(http.StatusNoContent)
+			return
+		}
 		if r.URL.Path == "/queued" && r.Header.Get("x-hook-attempt") != "1" {
 			select {
 			case <-r.Context().Done():
@@ -129,6 +134,7 @@ func TestMigrateFromBadgerToPostgresKeepsTheState(t *testing.T) {
 	recv.set(verifying(failing))
 	subDead := subscribeAs(t, b, tokBefore, recv.URL+"/dead", "shipment-shipped")
 	subQueued := subscribeAs(t, b, tokBefore, recv.URL+"/queued", "label-status")
+	subOK := subscribeAs(t, b, tokBefore, recv.URL+"/ok", "shipment-shipped")
 
 	var test struct{ Delivery string }
 	adminJSON(t, b.Admin, "POST", "/fulfilment/webhooks/test", fmt.Sprintf(`{"subscription":%q}`, subDead), &test)
@@ -138,6 +144,9 @@ func TestMigrateFromBadgerToPostgresKeepsTheState(t *testing.T) {
 		adminJSON(t, b.Admin, "GET", "/fulfilment/webhooks/dead", "", &dead)
 		return len(dead.Deliveries) == 1 && dead.Deliveries[0].ID == deadID
 	})
+	adminJSON(t, b.Admin, "POST", "/fulfilment/webhooks/test", fmt.Sprintf(`{"subscription":%q}`, subOK), &test)
+	okID := test.Delivery
+	session.waitState(t, url.Values{"subscription": {subOK}}, okID, webhooks.StateDelivered)
 	adminJSON(t, b.Admin, "POST", "/fulfilment/webhooks/test", fmt.Sprintf(`{"subscription":%q}`, subQueued), &test)
 	queuedID := test.Delivery
 	whEventually(t, whTimeout, "the delivery to /queued fails once and is tried again", func() bool {
@@ -159,8 +168,8 @@ func TestMigrateFromBadgerToPostgresKeepsTheState(t *testing.T) {
 	}
 	b.Stop()
 	out, err := b.CLI("fulfilment", "export", "--file", export, "--config", "Caddyfile", "--adapter", "caddyfile")
-	if err != nil || !strings.Contains(out, `"delivery":1`) || !strings.Contains(out, `"dead_letter":1`) {
-		t.Fatalf("export of the stopped gateway: %v, want one queued delivery and one dead letter exported:\n%s", err, out)
+	if err != nil || !strings.Contains(out, `"delivery":1`) || !strings.Contains(out, `"dead_letter":1`) || !strings.Contains(out, `"delivered":1`) {
+		t.Fatalf("export of the stopped gateway: %v, want one queued delivery, one dead letter and one delivered delivery exported:\n%s", err, out)
 	}
 	if fi, err := os.Stat(export); err != nil || fi.Mode().Perm() != 0o600 {
 		t.Fatalf("the export file: %v, mode %v; want mode 0600 (it holds private keys)", err, fi.Mode().Perm())
@@ -209,6 +218,17 @@ func TestMigrateFromBadgerToPostgresKeepsTheState(t *testing.T) {
 	}
 	if st, _, _ := do(t, http.MethodGet, p.Base+"/portal/settings/integrations", nil, "Cookie", session.cookie.Name+"="+session.cookie.Value); st != http.StatusSeeOther {
 		t.Errorf("the Badger gateway's portal session on the PostgreSQL gateway answered %d, want 303 to sign in again", st)
+	}
+	// The delivery log of the Badger gateway is there at once: imported,
+	// not delivered again.
+	pSession := portalSignIn(t, p, "partner-moving")
+	if st, body := pSession.get(t, "/webhooks/deliveries?"+url.Values{"subscription": {subOK}}.Encode()); st != http.StatusOK ||
+		logStates(body)[okID] != webhooks.StateDelivered {
+		t.Errorf("the partner's delivery log on the PostgreSQL gateway answered %d with rows %v, want delivery %s delivered (carried by the export)",
+			st, logStates(body), okID)
+	}
+	if n := len(recv.attempts(okID)); n != 1 {
+		t.Errorf("the delivered delivery reached the receiver %d times, want once (before the move)", n)
 	}
 	if n := badSignatures.Load(); n != 0 || goodSignatures.Load() == 0 {
 		t.Errorf("%d requests had a signature that the partner's webhook key does not verify (%d did); want all signed with the key made on the Badger gateway",

@@ -196,6 +196,13 @@ type DeliveredStorage interface {
 	// DeliveredSubscriptions lists the subscriptions that have delivered
 	// records (deleted subscriptions included), in any order.
 	DeliveredSubscriptions() ([]string, error)
+	// LoadDelivered stores delivered records as they are, each under its
+	// SubscriptionID at its Pos, without trimming: the import of a
+	// delivery log copied from another store (DeliveredEntryOf) into one
+	// that holds no delivered records of their subscriptions. The
+	// positions of one subscription are distinct. Once loaded they are
+	// read, bounded and trimmed like settled ones.
+	LoadDelivered(entries []QueueEntry) error
 }
 
 // Revival is one dead letter to queue again.
@@ -283,6 +290,22 @@ func QueueEntryOf(pos, record []byte) (QueueEntry, error) {
 		return QueueEntry{}, fmt.Errorf("queued delivery %s: its schedule position does not name it", d.ID)
 	}
 	return QueueEntry{Pos: pos, ID: d.ID, PartnerID: d.PartnerID, SubscriptionID: d.SubscriptionID, Record: record}, nil
+}
+
+// DeliveredEntryOf is the entry of a delivered record, its id, partner
+// and subscription read from the record, at the position a settlement
+// keeps it at: SchedulePos of the record's Due (the time it was
+// delivered) and its id. How a delivery log copied from another store is
+// checked and loaded again.
+func DeliveredEntryOf(record []byte) (QueueEntry, error) {
+	d, err := unmarshalDelivery(record)
+	if err != nil {
+		return QueueEntry{}, fmt.Errorf("delivered record: %w", err)
+	}
+	if d.ID == "" || d.SubscriptionID == "" || d.PartnerID == "" || d.Due.IsZero() {
+		return QueueEntry{}, errors.New("delivered record: the record has no id, subscription, partner or delivery time")
+	}
+	return QueueEntry{Pos: SchedulePos(d.Due, d.ID), ID: d.ID, PartnerID: d.PartnerID, SubscriptionID: d.SubscriptionID, Record: record}, nil
 }
 
 // DeadLetterOf is the dead letter of a stored dead record, its id,

@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -196,4 +197,73 @@ func (s *webhookStore) DeliveredSubscriptions() ([]string, error) {
 		return nil, fmt.Errorf("listing delivered records: %w", err)
 	}
 	return subs, nil
+}
+
+// loadDeliveredChunk is how many delivered records one transaction of
+// LoadDelivered stores (one key each, records of a few KiB).
+const loadDeliveredChunk = 200
+
+// LoadDelivered puts each subscription's records in slots after the
+// highest it uses, oldest position first, so the ring goes on from the
+// latest: its next slot is then found from the positions, as after a
+// restart.
+func (s *webhookStore) LoadDelivered(entries []webhooks.QueueEntry) error {
+	sorted := slices.Clone(entries)
+	slices.SortFunc(sorted, func(a, b webhooks.QueueEntry) int {
+		if c := strings.Compare(a.SubscriptionID, b.SubscriptionID); c != 0 {
+			return c
+		}
+		return bytes.Compare(a.Pos, b.Pos)
+	})
+	s.rings.mu.Lock()
+	defer s.rings.mu.Unlock()
+	next := map[string]uint32{}
+	slots := make([]uint32, len(sorted))
+	for i, e := range sorted {
+		sub := e.SubscriptionID
+		if _, ok := next[sub]; !ok {
+			free, err := s.freeSlot(sub)
+			if err != nil {
+				return fmt.Errorf("loading delivered records of %s: %w", sub, err)
+			}
+			next[sub] = free
+		}
+		slots[i] = next[sub]
+		next[sub]++
+	}
+	for start := 0; start < len(sorted); start += loadDeliveredChunk {
+		end := min(start+loadDeliveredChunk, len(sorted))
+		err := update(s.db, func(txn *badger.Txn) error {
+			for i := start; i < end; i++ {
+				if err := txn.Set(doneKey(sorted[i].SubscriptionID, slots[i]), doneValue(&sorted[i])); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			return fmt.Errorf("loading %d delivered records: %w", end-start, err)
+		}
+	}
+	for sub := range next {
+		delete(s.rings.next, sub)
+	}
+	return nil
+}
+
+// freeSlot is the slot after the highest of sub's slots in use (0: none).
+func (s *webhookStore) freeSlot(sub string) (uint32, error) {
+	var free uint32
+	err := s.db.View(func(txn *badger.Txn) error {
+		prefix := doneSubPrefix(sub)
+		it := txn.NewIterator(badger.IteratorOptions{Prefix: prefix, PrefetchValues: false})
+		defer it.Close()
+		for it.Rewind(); it.Valid(); it.Next() {
+			if k := it.Item().Key(); len(k) == len(prefix)+4 {
+				free = max(free, binary.BigEndian.Uint32(k[len(prefix):])+1)
+			}
+		}
+		return nil
+	})
+	return free, err
 }

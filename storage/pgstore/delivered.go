@@ -81,3 +81,24 @@ func (ws *webhookStore) DeliveredSubscriptions() ([]string, error) {
 	}
 	return subs, nil
 }
+
+// LoadDelivered inserts the delivered records in one transaction.
+func (ws *webhookStore) LoadDelivered(entries []webhooks.QueueEntry) error {
+	if len(entries) == 0 {
+		return nil
+	}
+	ctx, cancel := op()
+	defer cancel()
+	err := ws.s.tx(ctx, func(tx pgx.Tx) error {
+		b := &pgx.Batch{}
+		for _, e := range entries {
+			b.Queue(`INSERT INTO delivered (subscription_id, pos, id, partner_id, record) VALUES ($1, $2, $3, $4, $5)`,
+				e.SubscriptionID, e.Pos, e.ID, e.PartnerID, e.Record)
+		}
+		return tx.SendBatch(ctx, b).Close()
+	})
+	if err != nil {
+		return fmt.Errorf("loading %d delivered records: %w", len(entries), err)
+	}
+	return nil
+}

@@ -138,11 +138,11 @@ func (l *listener) stopLocked() chan struct{} {
 // listenConn opens a connection listening on every channel of
 // listenChannels.
 func (s *Store) listenConn(ctx context.Context) (*pgx.Conn, failure) {
-	// Bounded like a storage operation: the first subscription connects
-	// under the listener's lock, which Close and every other subscription
-	// wait for, and a database that does not answer must not hold them
-	// longer than any other operation would.
-	ctx, cancel := context.WithTimeout(ctx, opTimeout)
+	// Bounded (ListenTimeout, by default like a storage operation): the
+	// first subscription connects under the listener's lock, which Close
+	// and every other subscription wait for, and a database that does not
+	// answer must not hold them longer than any other operation would.
+	ctx, cancel := context.WithTimeout(ctx, s.listenTimeout)
 	defer cancel()
 	conn, err := pgx.ConnectConfig(ctx, s.pool.Config().ConnConfig.Copy())
 	if err != nil {

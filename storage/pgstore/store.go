@@ -36,12 +36,14 @@ type Store struct {
 	webhooks *webhookStore
 	portal   *portalStore
 	listener listener // the one LISTEN connection of Changes and Wakeups
+	// listenTimeout bounds opening the listening connection (ListenTimeout).
+	listenTimeout time.Duration
 }
 
 // New returns the stores of pool's database, as one gateway instance: the
 // deliveries it claims are leased in its name (Instance).
 func New(pool *pgxpool.Pool) *Store {
-	s := &Store{pool: pool, instance: newInstanceID()}
+	s := &Store{pool: pool, instance: newInstanceID(), listenTimeout: opTimeout}
 	s.tokens, s.webhooks, s.portal = &tokenStore{s}, &webhookStore{s}, &portalStore{s}
 	return s
 }
@@ -50,6 +52,18 @@ func New(pool *pgxpool.Pool) *Store {
 // for the caller to log; it returns s. Set it before the stores are used.
 func (s *Store) OnError(fn func(error)) *Store {
 	s.onError = fn
+	return s
+}
+
+// ListenTimeout sets how long opening the listening connection of Changes
+// and Wakeups (connecting and its LISTENs) may take before it fails; it
+// returns s. The default is the bound of every storage operation, 30 s;
+// d <= 0 keeps it (the connect is never unbounded). Set it before the
+// stores are used.
+func (s *Store) ListenTimeout(d time.Duration) *Store {
+	if d > 0 {
+		s.listenTimeout = d
+	}
 	return s
 }
 

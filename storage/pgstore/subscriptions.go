@@ -54,9 +54,10 @@ FROM subscriptions_version v LEFT JOIN subscriptions s ON true ORDER BY s.id`)
 }
 
 // SubscriptionsVersion reads the one row of subscriptions_version, which
-// a trigger raises in the transaction of every write to subscriptions
-// (migration 00006): the subscription writes of all instances commit one
-// at a time, as each holds the row's lock until it commits.
+// triggers raise in the transaction of every statement that writes
+// subscriptions, once per statement (migrations 00006 and 00007): the
+// subscription writes of all instances commit one at a time, as each holds
+// the row's lock until it commits.
 func (ws *webhookStore) SubscriptionsVersion() (uint64, error) {
 	ctx, cancel := op()
 	defer cancel()

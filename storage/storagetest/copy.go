@@ -10,9 +10,50 @@ import (
 )
 
 // The reads and writes a copy of the whole state needs beyond the
-// services' own: dead letters loaded as they are, every seen marker of a
-// feed, the names of the feeds with state.
+// services' own: dead letters and delivered records loaded as they are,
+// every seen marker of a feed, the names of the feeds with state.
 var copyBehaviours = []Behaviour{
+	{"copy/loaded delivered records read back as they are and are bounded and trimmed like settled ones", func(t *testing.T, b Backend) {
+		at := func(i int) time.Time { return t0.Add(time.Duration(i) * time.Minute) }
+		loaded := func(id, p string, i int) webhooks.QueueEntry {
+			e := entry(id, p, at(i))
+			e.Record = []byte("delivered " + id + " with its attempt log")
+			return e
+		}
+		a, c, other := loaded("whd_a", "P1", 1), loaded("whd_c", "P1", 0), loaded("whd_o", "P2", 5)
+		if err := b.Webhooks.LoadDelivered([]webhooks.QueueEntry{a, other, c}); err != nil {
+			t.Fatalf("LoadDelivered: %v", err)
+		}
+		r := b.Reopen(t)
+		if err := sameStrings(deliveredRecords(t, r, "sub_P1"), recordsOf(a, c)); err != nil {
+			t.Fatalf("ScanDelivered(sub_P1) after LoadDelivered, want the loaded records, latest position first: %v", err)
+		}
+		if err := sameStrings(deliveredRecords(t, r, "sub_P2"), recordsOf(other)); err != nil {
+			t.Fatalf("ScanDelivered(sub_P2) after LoadDelivered, want only its own: %v", err)
+		}
+		subs, err := r.Webhooks.DeliveredSubscriptions()
+		slices.Sort(subs)
+		if err != nil || !slices.Equal(subs, []string{"sub_P1", "sub_P2"}) {
+			t.Fatalf("DeliveredSubscriptions = %q, %v; want sub_P1 and sub_P2", subs, err)
+		}
+		d := deliverKeeping(t, r, entry("whd_d", "P1", t0), at(2), 3)
+		if err := sameStrings(deliveredRecords(t, r, "sub_P1"), recordsOf(d, a, c)); err != nil {
+			t.Fatalf("a delivery after the load, keeping 3: want it and both loaded records (the load must not leave a slot to overwrite): %v", err)
+		}
+		e := deliverKeeping(t, r, entry("whd_e", "P1", t0), at(3), 3)
+		if err := sameStrings(deliveredRecords(t, r, "sub_P1"), recordsOf(e, d, a)); err != nil {
+			t.Fatalf("another delivery, keeping 3: want the latest 3 (the oldest loaded one dropped): %v", err)
+		}
+		if n, err := r.Webhooks.TrimDelivered("sub_P1", 3, at(2)); err != nil || n != 1 {
+			t.Fatalf("TrimDelivered(before the 2nd minute) = %d, %v; want the loaded record delivered before it deleted", n, err)
+		}
+		if err := sameStrings(deliveredRecords(t, r, "sub_P1"), recordsOf(e, d)); err != nil {
+			t.Fatalf("after the time cut: %v", err)
+		}
+		if n, err := r.Webhooks.TrimDelivered("sub_P2", 0, time.Time{}); err != nil || n != 1 {
+			t.Fatalf("TrimDelivered(sub_P2, keep 0) = %d, %v; want the loaded record deleted", n, err)
+		}
+	}},
 	{"copy/loaded dead letters are listed and found like settled ones", func(t *testing.T, b Backend) {
 		a, c := entry("whd_a", "P1", t0), entry("whd_c", "P2", t0)
 		err := b.Webhooks.LoadDead([]webhooks.DeadLetter{

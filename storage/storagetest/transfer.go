@@ -35,13 +35,41 @@ func RunTransfer(t *testing.T, from, to Opener) {
 			t.Fatalf("the export of the imported store differs from the original:\n--- original\n%s\n--- after import\n%s", a, b)
 		}
 		for _, typ := range []string{`"pepper"`, `"partner"`, `"client"`, `"signing_key"`, `"static_webhook_key"`, `"subscription"`,
-			`"delivery"`, `"dead_letter"`, `"feed"`, `"feed_seen"`, `"feed_rejected"`, `"portal_audit"`} {
+			`"delivery"`, `"dead_letter"`, `"delivered"`, `"feed"`, `"feed_seen"`, `"feed_rejected"`, `"portal_audit"`} {
 			if !strings.Contains(string(first), `{"type":`+typ) {
 				t.Errorf("the export has no %s line: the sample state should hold every kind", typ)
 			}
 		}
 		if got, want := auditOf(t, reopened), sampleAudit(); !slices.EqualFunc(got, want, sameAudit) {
 			t.Errorf("the imported audit log is\n%v\nwant the source's, with its times and order:\n%v", got, want)
+		}
+		for _, sub := range []string{"sub_1", "sub_2"} {
+			if err := sameStrings(deliveredRecords(t, reopened, sub), deliveredRecords(t, src, sub)); err != nil {
+				t.Errorf("the imported delivery log of %s (latest first) differs from the source's: %v", sub, err)
+			}
+		}
+	})
+	t.Run("transfer/the delivered records of a deleted subscription are left out", func(t *testing.T) {
+		src := from(t)
+		fill(t, src)
+		_, _, err := src.Webhooks.CreateSubscription(ctx, webhooks.Subscription{ID: "sub_gone", PartnerID: "partner-made",
+			NotificationURL: "https://receiver.example/gone", Event: "shipment-shipped", CreatedAt: t0}, 100)
+		if err != nil {
+			t.Fatal(err)
+		}
+		settleDelivered(t, src, "whd_gone", "partner-made", "sub_gone", t0.Add(time.Minute))
+		if _, err := src.Webhooks.DeleteSubscription("partner-made", "sub_gone"); err != nil {
+			t.Fatal(err)
+		}
+		dump := export(t, src, "from")
+		if strings.Contains(string(dump), "sub_gone") {
+			t.Fatalf("the export holds a line of the deleted subscription sub_gone (no partner can see its log, and the next sweep drops it):\n%s", dump)
+		}
+		if !strings.Contains(string(dump), `{"type":"delivered"`) {
+			t.Fatalf("the export has no delivered line: want the records of the subscriptions that exist:\n%s", dump)
+		}
+		if _, _, err := transfer.Import(bytes.NewReader(dump), stores{to(t)}); err != nil {
+			t.Fatalf("Import: %v", err)
 		}
 	})
 	t.Run("transfer/an empty audit log exports no audit line and imports as empty", func(t *testing.T) {
@@ -75,6 +103,20 @@ func RunTransfer(t *testing.T, from, to Opener) {
 		}
 		if got := auditOf(t, dst); len(got) != 1 {
 			t.Errorf("the refused import left %d audit records, want the target's one", len(got))
+		}
+	})
+	t.Run("transfer/an import into a store with delivered records is refused", func(t *testing.T) {
+		src := from(t)
+		fill(t, src)
+		dump := export(t, src, "from")
+		dst := to(t)
+		settleDelivered(t, dst, "whd_mine", "partner-made", "sub_1", t0)
+		_, _, err := transfer.Import(bytes.NewReader(dump), stores{dst})
+		if !errors.Is(err, transfer.ErrNotEmpty) || !strings.Contains(err.Error(), "delivered") {
+			t.Fatalf("Import into a store with a delivered record: %v, want ErrNotEmpty naming the delivered records", err)
+		}
+		if got := deliveredRecords(t, dst, "sub_1"); len(got) != 1 {
+			t.Errorf("the refused import left %d delivered records of sub_1, want the target's one", len(got))
 		}
 	})
 	t.Run("transfer/an import into a store that is not empty is refused", func(t *testing.T) {
@@ -171,6 +213,14 @@ func fill(t *testing.T, b Backend) {
 	dead, err := webhooks.DeadLetterOf(record("whd_dead", "partner-made", "sub_1", t0, t0.Add(168*time.Hour)))
 	must("dead letter", err)
 	must("dead letter", b.Webhooks.LoadDead([]webhooks.DeadLetter{dead}))
+	_, _, err = b.Webhooks.CreateSubscription(ctx, webhooks.Subscription{ID: "sub_2", PartnerID: "partner-off",
+		NotificationURL: "https://receiver.example/off", Event: "shipment-shipped", CreatedAt: t0}, 100)
+	must("subscription", err)
+	// Delivered at times out of id order: the log's order is by time.
+	settleDelivered(t, b, "whd_d1", "partner-made", "sub_1", t0.Add(3*time.Minute))
+	settleDelivered(t, b, "whd_d2", "partner-made", "sub_1", t0.Add(time.Minute))
+	settleDelivered(t, b, "whd_d3", "partner-made", "sub_1", t0.Add(2*time.Minute))
+	settleDelivered(t, b, "whd_d4", "partner-off", "sub_2", t0)
 	cursor := "page-42"
 	until := time.Now().Add(time.Hour).Truncate(time.Second)
 	commit(t, b.Feed("wms"), feed.PageWrites{Cursor: &cursor, Seen: []string{"chg-1", "chg-2"}, SeenUntil: until,
@@ -181,6 +231,27 @@ func fill(t *testing.T, b Backend) {
 	commit(t, b.Feed("returns"), feed.PageWrites{Seen: []string{"ret-1"}, SeenUntil: until.Add(time.Minute)})
 	for _, r := range sampleAudit() {
 		must("audit record", b.Portal.AppendAudit(r))
+	}
+}
+
+// settleDelivered queues delivery id of sub and settles it delivered at
+// at, as the gateway's committer does: its record, due at the delivery
+// time, is kept at that time's position.
+func settleDelivered(t *testing.T, b Backend, id, partner, sub string, at time.Time) {
+	t.Helper()
+	queued, err := webhooks.QueueEntryOf(webhooks.SchedulePos(t0.Add(-time.Hour), id), record(id, partner, sub, t0.Add(-time.Hour), time.Time{}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	enqueue(t, b, queued)
+	kept, err := webhooks.QueueEntryOf(webhooks.SchedulePos(at, id), record(id, partner, sub, at, time.Time{}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := []bool{false}
+	err = b.Webhooks.Settle([]webhooks.Settlement{{Pos: queued.Pos, Kind: webhooks.SettleDone, Entry: kept, Keep: 100}}, done)
+	if err != nil || !done[0] {
+		t.Fatalf("settling %s delivered: %v", id, err)
 	}
 }
 

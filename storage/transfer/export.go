@@ -67,7 +67,7 @@ func Export(w io.Writer, src Stores, source string, now time.Time) (Counts, erro
 	if err := out.line(typeHeader, Header{Format: Format, Version: Version, Source: source, Created: now.UTC()}); err != nil {
 		return nil, err
 	}
-	for _, part := range []func(*writer, Stores) error{exportTokens, exportSubscriptions, exportQueue, exportDead, exportFeeds, exportAudit} {
+	for _, part := range []func(*writer, Stores) error{exportTokens, exportSubscriptions, exportQueue, exportDead, exportDelivered, exportFeeds, exportAudit} {
 		if err := part(out, src); err != nil {
 			return out.counts, err
 		}

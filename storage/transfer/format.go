@@ -5,7 +5,7 @@
 // feed.Catalog and portal.Store), so every backend can be a source or a target, and it
 // imports no database driver and no Caddy.
 //
-// The stream, format version 2, one JSON object a line, each with its
+// The stream, format version 3, one JSON object a line, each with its
 // "type":
 //
 //	header              format "fulfilgate-export", version, source backend, created
@@ -17,25 +17,34 @@
 //	subscription        a webhook subscription
 //	delivery            a queued delivery: schedule position and record (with its attempt log)
 //	dead_letter         a dead delivery's record (with its attempt log and expiry)
+//	delivered           a delivered delivery of a subscription's delivery log: subscription, position
+//	                    (delivery time and id), id, partner and record (with its attempt log)
 //	feed                a feed's cursor and total of rejected changes
 //	feed_seen           a change id a feed has done, and until when it is remembered
 //	feed_rejected       one of a feed's last rejected changes
 //	portal_audit        an entry of the partner portal's audit log, with its own time (oldest first)
 //	end                 how many lines of each type came before: a stream without it is cut short
 //
-// Version 2 added portal_audit lines; version 1 is version 2 without
-// them. A reader refuses a stream of a newer version than its own and a
-// line type it does not know, so an older gateway refuses a version 2
-// stream rather than drop its audit log.
+// Version 3 added delivered lines and version 2 portal_audit lines: a
+// version 2 stream has no delivered lines, a version 1 stream neither
+// those nor portal_audit lines, and a reader refuses a line of a type its
+// header's version does not have. A reader refuses a stream of a newer
+// version than its own and a line type it does not know, so an older
+// gateway refuses a version 3 stream rather than drop its delivery log.
+//
+// The delivery log of a subscription that is not in the stream (deleted,
+// its log not yet swept) is left out: no partner sees it. Import refuses
+// a delivered line whose subscription has no subscription line, or whose
+// record is of another partner than the subscription's, since the log is
+// shown to the subscription's partner.
 //
 // The portal's sign-in links and sessions are never carried: they are
 // short-lived credentials of one gateway, and partners sign in again after
-// the move. Nor is the log of delivered deliveries: it is a short recent
-// history that the storage interfaces can only write by settling a
-// delivery.
+// the move.
 //
-// Lines of one type are sorted (by id, position or name), so exporting the
-// same state twice gives the same lines but for the header's time.
+// Lines of one type are sorted (by id, position, subscription and
+// position, or name), so exporting the same state twice gives the same
+// lines but for the header's time.
 package transfer
 
 import (
@@ -52,7 +61,7 @@ const Format = "fulfilgate-export"
 
 // Version is the format version this package writes and the newest it
 // reads.
-const Version = 2
+const Version = 3
 
 // Stores are a backend's stores, as the gateway opens them.
 type Stores interface {
@@ -74,6 +83,7 @@ const (
 	typeSub        = "subscription"
 	typeDelivery   = "delivery"
 	typeDead       = "dead_letter"
+	typeDelivered  = "delivered"
 	typeFeed       = "feed"
 	typeFeedSeen   = "feed_seen"
 	typeFeedReject = "feed_rejected"

@@ -38,11 +38,15 @@ type dump struct {
 	subs       []webhooks.Subscription
 	deliveries []webhooks.QueueEntry
 	dead       []webhooks.DeadLetter
-	feeds      []feedLine
-	seen       map[string][]seenLine
-	rejected   map[string][]feed.Rejected
-	audit      []portal.AuditRecord
-	counts     Counts
+	delivered  []webhooks.QueueEntry
+	// deliveredAt marks the subscription and position of each delivered
+	// record read.
+	deliveredAt map[string]bool
+	feeds       []feedLine
+	seen        map[string][]seenLine
+	rejected    map[string][]feed.Rejected
+	audit       []portal.AuditRecord
+	counts      Counts
 }
 
 // Import reads a stream written by Export (this version's or an older
@@ -60,7 +64,7 @@ func Import(r io.Reader, dst Stores) (Header, Counts, error) {
 	if err := checkEmpty(dst); err != nil {
 		return d.header, nil, err
 	}
-	for _, part := range []func(*dump, Stores) error{importTokens, importSubscriptions, importQueue, importFeeds, importAudit} {
+	for _, part := range []func(*dump, Stores) error{importTokens, importSubscriptions, importQueue, importDelivered, importFeeds, importAudit} {
 		if err := part(d, dst); err != nil {
 			return d.header, nil, fmt.Errorf("%w (the target now holds part of the state: discard it and import into an empty one)", err)
 		}
@@ -72,7 +76,7 @@ func Import(r io.Reader, dst Stores) (Header, Counts, error) {
 func read(r io.Reader) (*dump, error) {
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 64<<10), maxLine)
-	d := &dump{seen: map[string][]seenLine{}, rejected: map[string][]feed.Rejected{}, counts: Counts{}}
+	d := &dump{seen: map[string][]seenLine{}, rejected: map[string][]feed.Rejected{}, deliveredAt: map[string]bool{}, counts: Counts{}}
 	n := 0
 	var end *endLine
 	for sc.Scan() {
@@ -120,7 +124,13 @@ func read(r io.Reader) (*dump, error) {
 	if !maps.Equal(maps.Collect(nonZero(end.Counts)), maps.Collect(nonZero(d.counts))) {
 		return nil, fmt.Errorf("the export's end line counts %v but the stream holds %v: it is damaged", end.Counts, d.counts)
 	}
-	return d, d.checkFeeds()
+	if err := d.checkFeeds(); err != nil {
+		return nil, err
+	}
+	if err := d.checkDelivered(); err != nil {
+		return nil, err
+	}
+	return d, nil
 }
 
 // checkFeeds refuses seen markers and rejected changes of a feed that has
@@ -219,6 +229,12 @@ func (d *dump) add(typ string, b []byte) error {
 			return err
 		}
 		d.dead = append(d.dead, dl)
+	case typeDelivered:
+		var l deliveredLine
+		if err := json.Unmarshal(b, &l); err != nil {
+			return err
+		}
+		return d.addDelivered(l)
 	case typeFeed:
 		return appendLine(b, &d.feeds)
 	case typeFeedSeen:
@@ -306,6 +322,10 @@ func checkEmpty(dst Stores) error {
 		return err
 	}
 	if err := add(int(dead), nil, "dead letters"); err != nil {
+		return err
+	}
+	withLog, err := dst.Webhooks().DeliveredSubscriptions()
+	if err := add(len(withLog), err, "subscriptions with delivered records"); err != nil {
 		return err
 	}
 	feeds, err := dst.FeedNames()

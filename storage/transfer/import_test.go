@@ -2,6 +2,7 @@ package transfer_test
 
 import (
 	"bytes"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -29,6 +30,11 @@ func sampleExport(t *testing.T) []byte {
 	return out.Bytes()
 }
 
+// withVersion is stream with its header's version set to v.
+func withVersion(stream string, v int) string {
+	return strings.Replace(stream, fmt.Sprintf(`"version":%d`, transfer.Version), fmt.Sprintf(`"version":%d`, v), 1)
+}
+
 // importInto imports stream into a fresh Badger store and returns the
 // error and how many partners the store holds after.
 func importInto(t *testing.T, stream []byte) (error, int) {
@@ -49,7 +55,7 @@ func TestImportRefusesADamagedStreamAndWritesNothing(t *testing.T) {
 	for name, c := range map[string]struct{ stream, want string }{
 		"cut short":     {cut, "no end line"},
 		"a line lost":   {strings.Replace(string(good), lines[2], "", 1), "counts"},
-		"newer format":  {strings.Replace(string(good), `"version":2`, `"version":3`, 1), "format version 3"},
+		"newer format":  {withVersion(string(good), transfer.Version+1), fmt.Sprintf("format version %d", transfer.Version+1)},
 		"not an export": {`{"type":"partner","id":"x"}` + "\n", "want the header"},
 		"unknown line":  {strings.Replace(string(good), lines[2], `{"type":"wormhole"}`+"\n", 1), `unknown line type "wormhole"`},
 		"not JSON":      {strings.Replace(string(good), lines[2], "partner-a\n", 1), "not a JSON object"},
@@ -94,7 +100,7 @@ func TestImportRefusesAuditRecordsNoGatewayWrites(t *testing.T) {
 	}
 	const valid = `{"type":"portal_audit","at":"2026-11-01T10:00:00Z","partner":"partner-a","actor":"operator","action":"create_link","outcome":"ok"}`
 	for name, c := range map[string]struct{ stream, want string }{
-		"audit in a version 1 export": {with(strings.Replace(string(good), `"version":2`, `"version":1`, 1), valid), "version 1 export holds no audit records"},
+		"audit in a version 1 export": {with(withVersion(string(good), 1), valid), "version 1 export holds no audit records"},
 		"no time":                     {with(string(good), strings.Replace(valid, `"at":"2026-11-01T10:00:00Z",`, "", 1)), "without a time"},
 		"no partner":                  {with(string(good), strings.Replace(valid, `"partner":"partner-a",`, "", 1)), "without a partner"},
 		"unknown actor":               {with(string(good), strings.Replace(valid, `"actor":"operator"`, `"actor":"root"`, 1)), `actor "root"`},
@@ -112,7 +118,7 @@ func TestImportRefusesAuditRecordsNoGatewayWrites(t *testing.T) {
 }
 
 func TestOlderVersionOneStreamsStillImport(t *testing.T) {
-	v1 := strings.Replace(string(sampleExport(t)), `"version":2`, `"version":1`, 1)
+	v1 := withVersion(string(sampleExport(t)), 1)
 	if err, partners := importInto(t, []byte(v1)); err != nil || partners != 1 {
 		t.Fatalf("a version 1 stream: Import = %v with %d partners, want it imported", err, partners)
 	}
