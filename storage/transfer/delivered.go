@@ -87,6 +87,11 @@ func (d *dump) addDelivered(l deliveredLine) error {
 	if err != nil {
 		return err
 	}
+	// PostgreSQL's text holds no NUL, so such a record would be refused
+	// there halfway through the import, and stored by Badger.
+	if strings.ContainsRune(e.ID+e.SubscriptionID+e.PartnerID, 0) {
+		return fmt.Errorf("delivered record %q: its id, subscription or partner holds a NUL character", e.ID)
+	}
 	switch {
 	case l.ID != e.ID:
 		return fmt.Errorf("the line names delivery %q but its record is of delivery %q", l.ID, e.ID)

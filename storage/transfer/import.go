@@ -127,10 +127,28 @@ func read(r io.Reader) (*dump, error) {
 	if err := d.checkFeeds(); err != nil {
 		return nil, err
 	}
+	if err := d.checkSubscriptions(); err != nil {
+		return nil, err
+	}
 	if err := d.checkDelivered(); err != nil {
 		return nil, err
 	}
 	return d, nil
+}
+
+// checkSubscriptions refuses a subscription id that comes twice: a
+// backend would keep one of them (Badger the last, and a delivery log
+// checked against the other's partner), another refuse it halfway
+// through the import.
+func (d *dump) checkSubscriptions() error {
+	seen := make(map[string]bool, len(d.subs))
+	for _, s := range d.subs {
+		if seen[s.ID] {
+			return fmt.Errorf("subscription %s comes twice: the export is damaged", s.ID)
+		}
+		seen[s.ID] = true
+	}
+	return nil
 }
 
 // checkFeeds refuses seen markers and rejected changes of a feed that has
