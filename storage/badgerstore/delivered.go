@@ -95,7 +95,7 @@ func (s *webhookStore) deliveredSlots(batch []webhooks.Settlement) ([]uint32, er
 		next, ok := s.rings.next[sub]
 		if !ok {
 			var err error
-			if next, err = s.findNextSlot(sub); err != nil {
+			if next, err = s.findNextSlot(sub, size); err != nil {
 				return nil, fmt.Errorf("finding the delivery log slot of %s: %w", sub, err)
 			}
 		}
@@ -111,20 +111,44 @@ func (s *webhookStore) deliveredSlots(batch []webhooks.Settlement) ([]uint32, er
 	return slots, nil
 }
 
-// findNextSlot is the slot after the one holding sub's latest record.
-func (s *webhookStore) findNextSlot(sub string) (uint32, error) {
+// findNextSlot is the slot after the one holding sub's latest record, in
+// a ring of size slots. Records in slots past the ring (a loaded log, or a
+// smaller Keep than before) would outlive newer ones the ring overwrites,
+// so the latest size records are first moved into slots 0 on, oldest
+// first, and the others deleted.
+func (s *webhookStore) findNextSlot(sub string, size uint32) (uint32, error) {
 	var next uint32
-	err := s.db.View(func(txn *badger.Txn) error {
+	err := update(s.db, func(txn *badger.Txn) error {
+		next = 0
 		recs, err := readDone(txn, sub)
 		if err != nil || len(recs) == 0 {
 			return err
 		}
-		k := recs[0].key
-		next = binary.BigEndian.Uint32(k[len(k)-4:]) + 1
+		if !slices.ContainsFunc(recs, func(r doneRecord) bool { return doneSlot(r.key) >= size }) {
+			next = doneSlot(recs[0].key) + 1
+			return nil
+		}
+		for _, r := range recs {
+			if err := txn.Delete(r.key); err != nil {
+				return err
+			}
+		}
+		kept := recs[:min(len(recs), int(size))]
+		for i := range kept {
+			r := kept[len(kept)-1-i]
+			e := webhooks.QueueEntry{Pos: r.pos, Record: r.record}
+			if err := txn.Set(doneKey(sub, uint32(i)), doneValue(&e)); err != nil {
+				return err
+			}
+		}
+		next = uint32(len(kept))
 		return nil
 	})
 	return next, err
 }
+
+// doneSlot is the slot of a delivered record's key.
+func doneSlot(key []byte) uint32 { return binary.BigEndian.Uint32(key[len(key)-4:]) }
 
 func (s *webhookStore) ScanDelivered(sub string, fn func(record []byte) (bool, error)) error {
 	var recs []doneRecord

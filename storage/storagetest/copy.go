@@ -1,6 +1,7 @@
 package storagetest
 
 import (
+	"fmt"
 	"slices"
 	"testing"
 	"time"
@@ -52,6 +53,26 @@ var copyBehaviours = []Behaviour{
 		}
 		if n, err := r.Webhooks.TrimDelivered("sub_P2", 0, time.Time{}); err != nil || n != 1 {
 			t.Fatalf("TrimDelivered(sub_P2, keep 0) = %d, %v; want the loaded record deleted", n, err)
+		}
+	}},
+	{"copy/a loaded log longer than Keep: each delivery after it leaves the latest Keep records, none missing between them", func(t *testing.T, b Backend) {
+		var history []webhooks.QueueEntry // oldest first
+		for i := range 5 {
+			e := entry(fmt.Sprint("whd_loaded_", i), "P1", t0.Add(time.Duration(i)*time.Minute))
+			e.Record = []byte("delivered " + e.ID)
+			history = append(history, e)
+		}
+		if err := b.Webhooks.LoadDelivered(history); err != nil {
+			t.Fatalf("LoadDelivered: %v", err)
+		}
+		r := b.Reopen(t)
+		for i := range 4 {
+			history = append(history, deliverKeeping(t, r, entry(fmt.Sprint("whd_new_", i), "P1", t0), t0.Add(time.Hour+time.Duration(i)*time.Minute), 3))
+			latest := slices.Clone(history[len(history)-3:])
+			slices.Reverse(latest)
+			if err := sameStrings(deliveredRecords(t, r, "sub_P1"), recordsOf(latest...)); err != nil {
+				t.Fatalf("delivery %d after loading 5 records, keeping 3: want the latest 3, latest first: %v", i+1, err)
+			}
 		}
 	}},
 	{"copy/loaded dead letters are listed and found like settled ones", func(t *testing.T, b Backend) {
