@@ -169,3 +169,26 @@ func TestMigration7DownRestoresTheTriggerPerRowAndUpAgainPerStatement(t *testing
 		t.Errorf("after Up again, inserting 3 subscriptions in one statement raised the version by %d; want 1", raised)
 	}
 }
+
+// Statements of every form that write subscriptions raise the version:
+// an upsert, MERGE (update, delete, insert) and a data-modifying CTE.
+func TestEveryFormOfStatementWritingSubscriptionsRaisesTheVersion(t *testing.T) {
+	pool := migratedPool(t)
+	const merge = `MERGE INTO subscriptions s USING (SELECT 'sub_bulk_' || i AS id FROM generate_series(1, 2) AS i) v ON s.id = v.id `
+	for _, stmt := range []string{
+		insertSubscriptions(2) + " ON CONFLICT (id) DO UPDATE SET event = 'order.cancelled'",
+		merge + "WHEN MATCHED THEN UPDATE SET event = 'order.shipped'",
+		merge + "WHEN MATCHED THEN DELETE",
+		merge + `WHEN NOT MATCHED THEN INSERT (id, partner_id, event, notification_url, created_ns, unique_key)
+VALUES (v.id, 'P1', 'order.shipped', 'https://receiver.example/' || v.id, 0, convert_to(v.id, 'UTF8'))`,
+		"WITH gone AS (DELETE FROM subscriptions RETURNING id) SELECT count(*) FROM gone",
+	} {
+		before := storedVersion(t, pool)
+		if _, err := pool.Exec(context.Background(), stmt); err != nil {
+			t.Fatalf("running %q: %v", stmt, err)
+		}
+		if storedVersion(t, pool) == before {
+			t.Errorf("%q wrote subscriptions and left the version at %d; want it raised", stmt, before)
+		}
+	}
+}
