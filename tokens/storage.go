@@ -29,8 +29,10 @@ type PartnerStore interface {
 	CreatePartner(p PartnerRecord, clients ...ClientRecord) error
 	// PutPartner replaces a partner.
 	PutPartner(p PartnerRecord) error
-	// DeletePartner deletes a partner and the given clients in one
-	// transaction (missing ones are not an error).
+	// DeletePartner deletes a partner, the given clients and every other
+	// stored client of the partner (another instance may have created one
+	// the caller has not heard of) in one transaction (missing ones are not
+	// an error).
 	DeletePartner(id string, clientIDs []string) error
 	StaticWebhookKeys() ([]StaticKeyRecord, error)
 	// PutStaticWebhookKeys stores the records in one transaction.

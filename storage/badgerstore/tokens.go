@@ -74,6 +74,21 @@ func (s *tokenStore) DeletePartner(id string, clientIDs []string) error {
 				return err
 			}
 		}
+		var others []string
+		err := eachJSON(txn, prefixClient, func(r *tokens.ClientRecord) error {
+			if r.Partner == id {
+				others = append(others, r.ID)
+			}
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+		for _, cid := range others {
+			if err := txn.Delete([]byte(prefixClient + cid)); err != nil {
+				return err
+			}
+		}
 		return errors.Join(txn.Delete([]byte(prefixPartner+id)), txn.Delete([]byte(prefixClientCreate+id)))
 	})
 }

@@ -109,7 +109,10 @@ func (ts *tokenStore) PutPartner(p tokens.PartnerRecord) error {
 func (ts *tokenStore) DeletePartner(id string, clientIDs []string) error {
 	b := &pgx.Batch{}
 	b.Queue("DELETE FROM partners WHERE id = $1", id)
-	b.Queue("DELETE FROM clients WHERE id = ANY($1)", clientIDs)
+	// Under the lock of the partner's client creates (see CreateClient),
+	// so one under way is stored before this deletes it.
+	b.Queue("SELECT pg_advisory_xact_lock(hashtextextended('fulfilgate clients of ' || $1, 0))", id)
+	b.Queue("DELETE FROM clients WHERE id = ANY($1) OR partner_id = $2", clientIDs, id)
 	return ts.s.batch("deleting partner "+id, changePartners, b)
 }
 

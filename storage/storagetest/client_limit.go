@@ -78,6 +78,23 @@ var clientLimitBehaviours = []Behaviour{
 			t.Fatalf("CreateClient after the freed place was taken = %v; want ErrClientLimit", err)
 		}
 	}},
+	{"tokens/DeletePartner deletes the partner's clients it was not told of (another instance created them)", func(t *testing.T, b Backend) {
+		if err := b.Tokens.CreatePartner(tokens.PartnerRecord{ID: "P1", WebhookKey: "k"}, client("c1", "P1")); err != nil {
+			t.Fatal(err)
+		}
+		createClients(t, b.Tokens, "P1", 5, "c2")
+		createClients(t, b.Tokens, "P2", 5, "d1")
+		if err := b.Tokens.DeletePartner("P1", []string{"c1"}); err != nil {
+			t.Fatal(err)
+		}
+		r := b.Reopen(t)
+		if ids := partnerClientIDs(t, r.Tokens, "P1"); len(ids) != 0 {
+			t.Fatalf("clients of the deleted partner P1 still stored: %v; want none (a partner created again with its id would get them)", ids)
+		}
+		if ids := partnerClientIDs(t, r.Tokens, "P2"); len(ids) != 1 {
+			t.Fatalf("clients of P2 after deleting P1 = %v; want d1 kept", ids)
+		}
+	}},
 	{"tokens/concurrent CreateClient of one partner never exceed the limit", func(t *testing.T, b Backend) {
 		const n, limit = 8, 3
 		// With a backend other instances share, half the creates come
