@@ -50,7 +50,8 @@ type ClientStore interface {
 	PutClient(c ClientRecord) error
 	// CreateClient stores c, a new client, provided the store holds fewer
 	// than max clients of c.Partner; otherwise it stores nothing and
-	// returns an error wrapping ErrClientLimit. The count and the write are
+	// returns an error wrapping ErrClientLimit (ErrExists when a client of
+	// c.ID is stored, whichever partner's). The count and the write are
 	// one step for every process sharing the store, so concurrent creates
 	// never leave more than max clients of a partner.
 	CreateClient(c ClientRecord, max int) error

@@ -145,6 +145,11 @@ func (s *tokenStore) CreateClient(c tokens.ClientRecord, max int) error {
 		if n >= max {
 			return tokens.ErrClientLimit
 		}
+		if _, err := txn.Get([]byte(prefixClient + c.ID)); err == nil {
+			return fmt.Errorf("client %s %w", c.ID, tokens.ErrExists)
+		} else if !errors.Is(err, badger.ErrKeyNotFound) {
+			return err
+		}
 		return errors.Join(txn.Set(marker, nil), setJSON(txn, prefixClient+c.ID, c))
 	})
 	if errors.Is(err, tokens.ErrClientLimit) {

@@ -69,6 +69,11 @@ ON CONFLICT (id) DO UPDATE SET partner_id = excluded.partner_id, secret_hash = e
 	created_ns = excluded.created_ns, secret_hint = excluded.secret_hint, prev_secret_hash = excluded.prev_secret_hash,
 	prev_until_ns = excluded.prev_until_ns`
 
+// createClient inserts a client, nothing when its id is stored.
+const createClient = `INSERT INTO clients (id, partner_id, secret_hash, secret_version, opaque_version, active, created_ns,
+	secret_hint, prev_secret_hash, prev_until_ns)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) ON CONFLICT (id) DO NOTHING`
+
 func queuePartner(b *pgx.Batch, p tokens.PartnerRecord) {
 	b.Queue(putPartner, p.ID, p.Consolidation, p.WebhookKey, p.Disabled, nanos(p.Created))
 }
@@ -187,9 +192,13 @@ func (ts *tokenStore) CreateClient(c tokens.ClientRecord, max int) error {
 		if n >= max {
 			return tokens.ErrClientLimit
 		}
-		if _, err := tx.Exec(ctx, putClient, c.ID, c.Partner, c.Hash, c.Version, c.OpaqueVersion, c.Active, nanos(c.Created),
-			c.Hint, c.PrevHash, nanos(c.PrevUntil)); err != nil {
+		tag, err := tx.Exec(ctx, createClient, c.ID, c.Partner, c.Hash, c.Version, c.OpaqueVersion, c.Active, nanos(c.Created),
+			c.Hint, c.PrevHash, nanos(c.PrevUntil))
+		if err != nil {
 			return err
+		}
+		if tag.RowsAffected() == 0 {
+			return fmt.Errorf("client %s %w", c.ID, tokens.ErrExists)
 		}
 		return notify(ctx, tx, changePartners)
 	})

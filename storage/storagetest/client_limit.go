@@ -61,6 +61,16 @@ var clientLimitBehaviours = []Behaviour{
 			t.Fatalf("CreateClient with limit 1 beside a client stored by PutClient = %v; want ErrClientLimit", err)
 		}
 	}},
+	{"tokens/CreateClient refuses an id that is stored (another partner's client) and leaves it", func(t *testing.T, b Backend) {
+		createClients(t, b.Tokens, "P2", 5, "c1")
+		err := b.Tokens.CreateClient(client("c1", "P1"), 5)
+		if !errors.Is(err, tokens.ErrExists) {
+			t.Errorf("CreateClient of P1 with the id of P2's client = %v; want ErrExists", err)
+		}
+		if ids := partnerClientIDs(t, b.Reopen(t).Tokens, "P2"); len(ids) != 1 {
+			t.Fatalf("clients of P2 after another partner's create with the id of its client = %v; want c1 still P2's", ids)
+		}
+	}},
 	{"tokens/a partner at its client limit leaves other partners unaffected", func(t *testing.T, b Backend) {
 		createClients(t, b.Tokens, "P1", 2, "c1", "c2")
 		createClients(t, b.Tokens, "P2", 2, "d1", "d2")
