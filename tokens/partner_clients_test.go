@@ -201,3 +201,34 @@ func TestCreateClientRefusesWhenTheStoreHoldsClientsThisInstanceHasNotSeen(t *te
 		t.Fatalf("stored clients after the refusal = %+v, %v; want only the other instance's", cs, err)
 	}
 }
+
+// A client another instance revoked, which this one has not heard of yet:
+// changing it here must not store it again.
+func TestChangingAClientAnotherInstanceRevokedDoesNotStoreItAgain(t *testing.T) {
+	for name, change := range map[string]func(s *Service, id string) error{
+		"rotating its secret (portal)": func(s *Service, id string) error {
+			_, err := s.RotateClientSecret("partner-acme", id, time.Hour)
+			return err
+		},
+		"enabling it": func(s *Service, id string) error { return s.SetClientActive("partner-acme", id, true) },
+	} {
+		s, _, _ := newTestService(t, Config{Partners: demoPartners()})
+		creds, err := s.CreateClient("partner-acme", 10)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := s.store.DeleteClient(creds.ClientID); err != nil { // the other instance's revoke
+			t.Fatal(err)
+		}
+		if err := change(s, creds.ClientID); !errors.Is(err, ErrNotFound) {
+			t.Errorf("%s after another instance revoked the client: %v, want ErrNotFound", name, err)
+		}
+		cs, err := s.store.Clients()
+		if err != nil || len(cs) != 0 {
+			t.Errorf("%s after another instance revoked the client: stored clients %+v, %v; want none (the revoked client stays revoked)", name, cs, err)
+		}
+		if _, ok := s.Authenticate(creds.ClientID, creds.ClientSecret); ok {
+			t.Errorf("%s after another instance revoked the client: its secret still authenticates here", name)
+		}
+	}
+}

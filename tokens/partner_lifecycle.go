@@ -1,5 +1,7 @@
 package tokens
 
+import "errors"
+
 // SetPartnerActive disables (or enables again) a partner created through
 // the admin API. A disabled partner's clients get no token, and every token
 // they hold is refused at once (verification checks the partner each time).
@@ -75,7 +77,7 @@ func (s *Service) renewClientVersions(partnerID string) error {
 			return err
 		}
 		c.version, c.legacySV = version, ""
-		if err := s.putClient(&c); err != nil {
+		if err := s.putClient(&c); err != nil && !errors.Is(err, ErrNotFound) { // gone: no token of it is valid
 			return err
 		}
 	}

@@ -55,6 +55,11 @@ type ClientStore interface {
 	// one step for every process sharing the store, so concurrent creates
 	// never leave more than max clients of a partner.
 	CreateClient(c ClientRecord, max int) error
+	// UpdateClient replaces a stored client of c.Partner; when none of
+	// c.ID is stored (another process deleted it) it stores nothing and
+	// returns an error wrapping ErrClientGone, so a change never brings a
+	// deleted client back.
+	UpdateClient(c ClientRecord) error
 	// DeleteClient deletes a client (a missing one is not an error).
 	DeleteClient(id string) error
 	// ClientUsage returns when each client (static ones included) last
@@ -83,6 +88,10 @@ type KeyStore interface {
 // ErrClientLimit is ClientStore.CreateClient's refusal: the store holds
 // as many clients of the partner as it may.
 var ErrClientLimit = errors.New("the partner's stored clients are at the limit")
+
+// ErrClientGone is ClientStore.UpdateClient's refusal: the client is not
+// stored.
+var ErrClientGone = errors.New("the client is not stored")
 
 // ErrKeyChanged is KeyStore.ReplaceCurrentKey's refusal: the current key is
 // no longer the one the caller saw.

@@ -356,7 +356,15 @@ func (s *Service) operatorClient(partnerID, clientID string) (*client, error) {
 
 // putClient stores c and publishes it. Called with mu held.
 func (s *Service) putClient(c *client) error {
-	if err := s.store.PutClient(recordOf(c)); err != nil {
+	err := s.store.UpdateClient(recordOf(c))
+	if errors.Is(err, ErrClientGone) {
+		// Another instance deleted it: this one forgets it too.
+		delete(s.dynClients, c.ID)
+		s.reuse.Delete(c.ID)
+		s.publish()
+		return fmt.Errorf("client %s %w (%w)", c.ID, ErrNotFound, err)
+	}
+	if err != nil {
 		return err
 	}
 	s.adoptClient(c)

@@ -116,6 +116,32 @@ func (s *tokenStore) PutClient(c tokens.ClientRecord) error {
 	return update(s.db, func(txn *badger.Txn) error { return setJSON(txn, prefixClient+c.ID, c) })
 }
 
+// UpdateClient replaces a stored client of c.Partner, reading it in the
+// transaction that writes it.
+func (s *tokenStore) UpdateClient(c tokens.ClientRecord) error {
+	err := update(s.db, func(txn *badger.Txn) error {
+		var old tokens.ClientRecord
+		item, err := txn.Get([]byte(prefixClient + c.ID))
+		if errors.Is(err, badger.ErrKeyNotFound) {
+			return tokens.ErrClientGone
+		}
+		if err != nil {
+			return err
+		}
+		if err := item.Value(func(b []byte) error { return json.Unmarshal(b, &old) }); err != nil {
+			return err
+		}
+		if old.Partner != c.Partner {
+			return tokens.ErrClientGone
+		}
+		return setJSON(txn, prefixClient+c.ID, c)
+	})
+	if err != nil {
+		return fmt.Errorf("storing client %s: %w", c.ID, err)
+	}
+	return nil
+}
+
 // prefixClientCreate keys one empty marker per partner that every
 // CreateClient of the partner reads and writes, so two concurrent creates
 // conflict (counting the clients reads only the keys that exist, and a

@@ -69,6 +69,29 @@ ON CONFLICT (id) DO UPDATE SET partner_id = excluded.partner_id, secret_hash = e
 	created_ns = excluded.created_ns, secret_hint = excluded.secret_hint, prev_secret_hash = excluded.prev_secret_hash,
 	prev_until_ns = excluded.prev_until_ns`
 
+// UpdateClient replaces a stored client of c.Partner, in one statement
+// that writes nothing when it is gone.
+func (ts *tokenStore) UpdateClient(c tokens.ClientRecord) error {
+	ctx, cancel := op()
+	defer cancel()
+	err := ts.s.tx(ctx, func(tx pgx.Tx) error {
+		tag, err := tx.Exec(ctx, `UPDATE clients SET secret_hash = $3, secret_version = $4, opaque_version = $5, active = $6,
+	created_ns = $7, secret_hint = $8, prev_secret_hash = $9, prev_until_ns = $10 WHERE id = $1 AND partner_id = $2`,
+			c.ID, c.Partner, c.Hash, c.Version, c.OpaqueVersion, c.Active, nanos(c.Created), c.Hint, c.PrevHash, nanos(c.PrevUntil))
+		if err != nil {
+			return err
+		}
+		if tag.RowsAffected() == 0 {
+			return tokens.ErrClientGone
+		}
+		return notify(ctx, tx, changePartners)
+	})
+	if err != nil {
+		return fmt.Errorf("storing client %s: %w", c.ID, err)
+	}
+	return nil
+}
+
 // createClient inserts a client, nothing when its id is stored.
 const createClient = `INSERT INTO clients (id, partner_id, secret_hash, secret_version, opaque_version, active, created_ns,
 	secret_hint, prev_secret_hash, prev_until_ns)

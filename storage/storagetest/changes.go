@@ -68,6 +68,7 @@ var changeBehaviours = []Behaviour{
 		}{
 			{"CreatePartner", func() error { return b.Tokens.CreatePartner(p, c) }},
 			{"PutClient", func() error { c.Active = false; return b.Tokens.PutClient(c) }},
+			{"UpdateClient", func() error { c.Active = true; return b.Tokens.UpdateClient(c) }},
 			{"CreateClient", func() error {
 				return b.Tokens.CreateClient(tokens.ClientRecord{ID: "c2", Partner: "P1", Hash: make([]byte, 32), Version: "v2",
 					Active: true, Created: t0}, 10)

@@ -105,6 +105,27 @@ var clientLimitBehaviours = []Behaviour{
 			t.Fatalf("clients of P2 after deleting P1 = %v; want d1 kept", ids)
 		}
 	}},
+	{"tokens/UpdateClient replaces a stored client and refuses one that is gone, storing nothing", func(t *testing.T, b Backend) {
+		createClients(t, b.Tokens, "P1", 5, "c1", "c2")
+		changed := client("c1", "P1")
+		changed.Active, changed.Version = false, "v-changed"
+		if err := b.Tokens.UpdateClient(changed); err != nil {
+			t.Fatalf("UpdateClient of a stored client: %v", err)
+		}
+		if err := b.Tokens.DeleteClient("c2"); err != nil {
+			t.Fatal(err)
+		}
+		if err := b.Tokens.UpdateClient(client("c2", "P1")); !errors.Is(err, tokens.ErrClientGone) {
+			t.Errorf("UpdateClient of a deleted client = %v; want ErrClientGone", err)
+		}
+		if err := b.Tokens.UpdateClient(client("c1", "P2")); !errors.Is(err, tokens.ErrClientGone) {
+			t.Errorf("UpdateClient of P1's client as P2's = %v; want ErrClientGone", err)
+		}
+		cs, err := b.Reopen(t).Tokens.Clients()
+		if err != nil || len(cs) != 1 || cs[0].ID != "c1" || cs[0].Partner != "P1" || cs[0].Active || cs[0].Version != "v-changed" {
+			t.Fatalf("stored clients = %+v, %v; want only c1 of P1, changed (inactive, version v-changed)", cs, err)
+		}
+	}},
 	{"tokens/concurrent CreateClient of one partner never exceed the limit", func(t *testing.T, b Backend) {
 		const n, limit = 8, 3
 		// With a backend other instances share, half the creates come
