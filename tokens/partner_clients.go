@@ -196,7 +196,7 @@ func (s *Service) RotateClientSecret(partnerID, clientID string, grace time.Dura
 		}
 		c.legacySV = ""
 	}
-	if err := s.putClient(&c); err != nil {
+	if err := s.updateClient(&c); err != nil {
 		return Credentials{}, err
 	}
 	s.log.Info("client secret rotated", zapPartner(partnerID), zapClient(clientID), zapDuration("grace", grace))

@@ -77,7 +77,7 @@ func (s *Service) renewClientVersions(partnerID string) error {
 			return err
 		}
 		c.version, c.legacySV = version, ""
-		if err := s.putClient(&c); err != nil && !errors.Is(err, ErrNotFound) { // gone: no token of it is valid
+		if err := s.updateClient(&c); err != nil && !errors.Is(err, ErrNotFound) { // gone: no token of it is valid
 			return err
 		}
 	}

@@ -354,8 +354,9 @@ func (s *Service) operatorClient(partnerID, clientID string) (*client, error) {
 	return c, nil
 }
 
-// putClient stores c and publishes it. Called with mu held.
-func (s *Service) putClient(c *client) error {
+// updateClient stores c, a client the store holds, and publishes it
+// (ErrNotFound when another instance deleted it). Called with mu held.
+func (s *Service) updateClient(c *client) error {
 	err := s.store.UpdateClient(recordOf(c))
 	if errors.Is(err, ErrClientGone) {
 		// Another instance deleted it: this one forgets it too.
@@ -398,7 +399,7 @@ func (s *Service) RotateSecret(partnerID, clientID string) (Credentials, error) 
 	c := *old
 	c.hash, c.version, c.legacySV = s.hasher.hash(secretDigest(secret)), version, ""
 	c.hint, c.prevHash, c.prevUntil = secretHint(secret), [32]byte{}, time.Time{}
-	if err := s.putClient(&c); err != nil {
+	if err := s.updateClient(&c); err != nil {
 		return Credentials{}, err
 	}
 	s.log.Info("client secret rotated", zapPartner(partnerID), zapClient(clientID))
@@ -424,7 +425,7 @@ func (s *Service) SetClientActive(partnerID, clientID string, active bool) error
 		}
 		c.legacySV = ""
 	}
-	if err := s.putClient(&c); err != nil {
+	if err := s.updateClient(&c); err != nil {
 		return err
 	}
 	s.log.Info("client active changed", zapPartner(partnerID), zapClient(clientID), zapBool("active", active))
