@@ -24,8 +24,12 @@ type PartnerStore interface {
 	// one generate returns (called only then) and returns it.
 	Pepper(generate func() ([]byte, error)) ([]byte, error)
 	Partners() ([]PartnerRecord, error)
-	// CreatePartner stores a partner and its first clients in one
-	// transaction.
+	// CreatePartner stores a new partner and its first clients in one
+	// transaction, after deleting any stored client of its id (one another
+	// process created for a deleted partner of the same id). When a
+	// partner of its id, or a client of one of the clients' ids, is stored
+	// it stores nothing and returns an error wrapping ErrExists; of
+	// processes creating the same partner at once, one succeeds.
 	CreatePartner(p PartnerRecord, clients ...ClientRecord) error
 	// PutPartner replaces a partner.
 	PutPartner(p PartnerRecord) error

@@ -49,18 +49,63 @@ func (s *tokenStore) Partners() ([]tokens.PartnerRecord, error) {
 	return listJSON[tokens.PartnerRecord](s.db, prefixPartner)
 }
 
+// CreatePartner stores p and its clients in one transaction unless p.ID
+// is stored, first deleting any stored client of p.ID (an orphan of a
+// deleted partner of the same id).
 func (s *tokenStore) CreatePartner(p tokens.PartnerRecord, clients ...tokens.ClientRecord) error {
 	return update(s.db, func(txn *badger.Txn) error {
+		if err := refuseStored(txn, prefixPartner+p.ID, "partner "+p.ID); err != nil {
+			return err
+		}
+		if err := deleteClientsOf(txn, p.ID); err != nil {
+			return err
+		}
 		if err := setJSON(txn, prefixPartner+p.ID, p); err != nil {
 			return err
 		}
 		for _, c := range clients {
+			if err := refuseStored(txn, prefixClient+c.ID, "client "+c.ID); err != nil {
+				return err
+			}
 			if err := setJSON(txn, prefixClient+c.ID, c); err != nil {
 				return err
 			}
 		}
 		return nil
 	})
+}
+
+// refuseStored returns an error wrapping tokens.ErrExists, naming what,
+// when key is stored.
+func refuseStored(txn *badger.Txn, key, what string) error {
+	_, err := txn.Get([]byte(key))
+	switch {
+	case err == nil:
+		return fmt.Errorf("%s %w", what, tokens.ErrExists)
+	case errors.Is(err, badger.ErrKeyNotFound):
+		return nil
+	}
+	return err
+}
+
+// deleteClientsOf deletes every stored client of partner id.
+func deleteClientsOf(txn *badger.Txn, id string) error {
+	var ids []string
+	err := eachJSON(txn, prefixClient, func(r *tokens.ClientRecord) error {
+		if r.Partner == id {
+			ids = append(ids, r.ID)
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	for _, cid := range ids {
+		if err := txn.Delete([]byte(prefixClient + cid)); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func (s *tokenStore) PutPartner(p tokens.PartnerRecord) error {
@@ -74,20 +119,8 @@ func (s *tokenStore) DeletePartner(id string, clientIDs []string) error {
 				return err
 			}
 		}
-		var others []string
-		err := eachJSON(txn, prefixClient, func(r *tokens.ClientRecord) error {
-			if r.Partner == id {
-				others = append(others, r.ID)
-			}
-			return nil
-		})
-		if err != nil {
+		if err := deleteClientsOf(txn, id); err != nil {
 			return err
-		}
-		for _, cid := range others {
-			if err := txn.Delete([]byte(prefixClient + cid)); err != nil {
-				return err
-			}
 		}
 		return errors.Join(txn.Delete([]byte(prefixPartner+id)), txn.Delete([]byte(prefixClientCreate+id)))
 	})
@@ -171,9 +204,7 @@ func (s *tokenStore) CreateClient(c tokens.ClientRecord, max int) error {
 		if n >= max {
 			return tokens.ErrClientLimit
 		}
-		if _, err := txn.Get([]byte(prefixClient + c.ID)); err == nil {
-			return fmt.Errorf("client %s %w", c.ID, tokens.ErrExists)
-		} else if !errors.Is(err, badger.ErrKeyNotFound) {
+		if err := refuseStored(txn, prefixClient+c.ID, "client "+c.ID); err != nil {
 			return err
 		}
 		return errors.Join(txn.Set(marker, nil), setJSON(txn, prefixClient+c.ID, c))

@@ -119,14 +119,52 @@ func (s *Store) batch(what, kind string, b *pgx.Batch) error {
 	return nil
 }
 
+// CreatePartner runs under the lock of the partner's client creates and
+// deletes (see CreateClient), so that of two instances creating the same
+// partner one stores it and the other is refused, and a client another
+// instance created for a deleted partner of the same id (an orphan) is
+// gone before the new partner's clients are stored.
 func (ts *tokenStore) CreatePartner(p tokens.PartnerRecord, clients ...tokens.ClientRecord) error {
-	b := &pgx.Batch{}
-	queuePartner(b, p)
-	for _, c := range clients {
-		queueClient(b, c)
+	ctx, cancel := op()
+	defer cancel()
+	err := ts.s.tx(ctx, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, "SELECT pg_advisory_xact_lock(hashtextextended('fulfilgate clients of ' || $1, 0))", p.ID); err != nil {
+			return err
+		}
+		tag, err := tx.Exec(ctx, createPartner, p.ID, p.Consolidation, p.WebhookKey, p.Disabled, nanos(p.Created))
+		if err != nil {
+			return err
+		}
+		if tag.RowsAffected() == 0 {
+			return fmt.Errorf("partner %s %w", p.ID, tokens.ErrExists)
+		}
+		if _, err := tx.Exec(ctx, "DELETE FROM clients WHERE partner_id = $1", p.ID); err != nil {
+			return err
+		}
+		for _, c := range clients {
+			tag, err := tx.Exec(ctx, createClient, c.ID, c.Partner, c.Hash, c.Version, c.OpaqueVersion, c.Active, nanos(c.Created),
+				c.Hint, c.PrevHash, nanos(c.PrevUntil))
+			if err != nil {
+				return err
+			}
+			if tag.RowsAffected() == 0 {
+				return fmt.Errorf("client %s %w", c.ID, tokens.ErrExists)
+			}
+		}
+		return notify(ctx, tx, changePartners)
+	})
+	if errors.Is(err, tokens.ErrExists) {
+		return err
 	}
-	return ts.s.batch("storing partner "+p.ID, changePartners, b)
+	if err != nil {
+		return fmt.Errorf("storing partner %s: %w", p.ID, unavailable(err))
+	}
+	return nil
 }
+
+// createPartner inserts a partner, nothing when its id is stored.
+const createPartner = `INSERT INTO partners (id, consolidation, webhook_key, disabled, created_ns) VALUES ($1, $2, $3, $4, $5)
+ON CONFLICT (id) DO NOTHING`
 
 func (ts *tokenStore) PutPartner(p tokens.PartnerRecord) error {
 	b := &pgx.Batch{}

@@ -67,7 +67,8 @@ func Behaviours() []Behaviour {
 	var all []Behaviour
 	for _, part := range [][]Behaviour{tokenBehaviours, keyBehaviours, subscriptionBehaviours, queueBehaviours,
 		deadLetterBehaviours, deliveredBehaviours, claimBehaviours, feedBehaviours, feedLeaseBehaviours, portalBehaviours,
-		changeBehaviours, copyBehaviours, subscriptionVersionBehaviours, clientLimitBehaviours} {
+		changeBehaviours, copyBehaviours, subscriptionVersionBehaviours, clientLimitBehaviours,
+		partnerCreateBehaviours} {
 		all = append(all, part...)
 	}
 	return all
