@@ -1,6 +1,7 @@
 package pgstore
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"time"
@@ -92,6 +93,27 @@ func (ts *tokenStore) UpdateClient(c tokens.ClientRecord) error {
 	return nil
 }
 
+// lockClientsOf takes the transaction-scoped advisory lock of partner $1's
+// clients, under which every instance creates them (CreateClient,
+// CreatePartner) and deletes them with the partner (DeletePartner). Its
+// key is apart from the subscriptions' lock (another text before the
+// partner).
+const lockClientsOf = "SELECT pg_advisory_xact_lock(hashtextextended('fulfilgate clients of ' || $1, 0))"
+
+// insertClient inserts c, a new client: an error wrapping
+// tokens.ErrExists when a client of its id is stored.
+func insertClient(ctx context.Context, tx pgx.Tx, c tokens.ClientRecord) error {
+	tag, err := tx.Exec(ctx, createClient, c.ID, c.Partner, c.Hash, c.Version, c.OpaqueVersion, c.Active, nanos(c.Created),
+		c.Hint, c.PrevHash, nanos(c.PrevUntil))
+	if err != nil {
+		return err
+	}
+	if tag.RowsAffected() == 0 {
+		return fmt.Errorf("client %s %w", c.ID, tokens.ErrExists)
+	}
+	return nil
+}
+
 // createClient inserts a client, nothing when its id is stored.
 const createClient = `INSERT INTO clients (id, partner_id, secret_hash, secret_version, opaque_version, active, created_ns,
 	secret_hint, prev_secret_hash, prev_until_ns)
@@ -128,7 +150,7 @@ func (ts *tokenStore) CreatePartner(p tokens.PartnerRecord, clients ...tokens.Cl
 	ctx, cancel := op()
 	defer cancel()
 	err := ts.s.tx(ctx, func(tx pgx.Tx) error {
-		if _, err := tx.Exec(ctx, "SELECT pg_advisory_xact_lock(hashtextextended('fulfilgate clients of ' || $1, 0))", p.ID); err != nil {
+		if _, err := tx.Exec(ctx, lockClientsOf, p.ID); err != nil {
 			return err
 		}
 		tag, err := tx.Exec(ctx, createPartner, p.ID, p.Consolidation, p.WebhookKey, p.Disabled, nanos(p.Created))
@@ -142,13 +164,8 @@ func (ts *tokenStore) CreatePartner(p tokens.PartnerRecord, clients ...tokens.Cl
 			return err
 		}
 		for _, c := range clients {
-			tag, err := tx.Exec(ctx, createClient, c.ID, c.Partner, c.Hash, c.Version, c.OpaqueVersion, c.Active, nanos(c.Created),
-				c.Hint, c.PrevHash, nanos(c.PrevUntil))
-			if err != nil {
+			if err := insertClient(ctx, tx, c); err != nil {
 				return err
-			}
-			if tag.RowsAffected() == 0 {
-				return fmt.Errorf("client %s %w", c.ID, tokens.ErrExists)
 			}
 		}
 		return notify(ctx, tx, changePartners)
@@ -177,7 +194,7 @@ func (ts *tokenStore) DeletePartner(id string, clientIDs []string) error {
 	b.Queue("DELETE FROM partners WHERE id = $1", id)
 	// Under the lock of the partner's client creates (see CreateClient),
 	// so one under way is stored before this deletes it.
-	b.Queue("SELECT pg_advisory_xact_lock(hashtextextended('fulfilgate clients of ' || $1, 0))", id)
+	b.Queue(lockClientsOf, id)
 	b.Queue("DELETE FROM clients WHERE id = ANY($1) OR partner_id = $2", clientIDs, id)
 	return ts.s.batch("deleting partner "+id, changePartners, b)
 }
@@ -244,7 +261,7 @@ func (ts *tokenStore) CreateClient(c tokens.ClientRecord, max int) error {
 	defer cancel()
 	var n int
 	err := ts.s.tx(ctx, func(tx pgx.Tx) error {
-		if _, err := tx.Exec(ctx, "SELECT pg_advisory_xact_lock(hashtextextended('fulfilgate clients of ' || $1, 0))", c.Partner); err != nil {
+		if _, err := tx.Exec(ctx, lockClientsOf, c.Partner); err != nil {
 			return err
 		}
 		if err := tx.QueryRow(ctx, "SELECT count(*) FROM clients WHERE partner_id = $1", c.Partner).Scan(&n); err != nil {
@@ -253,13 +270,8 @@ func (ts *tokenStore) CreateClient(c tokens.ClientRecord, max int) error {
 		if n >= max {
 			return tokens.ErrClientLimit
 		}
-		tag, err := tx.Exec(ctx, createClient, c.ID, c.Partner, c.Hash, c.Version, c.OpaqueVersion, c.Active, nanos(c.Created),
-			c.Hint, c.PrevHash, nanos(c.PrevUntil))
-		if err != nil {
+		if err := insertClient(ctx, tx, c); err != nil {
 			return err
-		}
-		if tag.RowsAffected() == 0 {
-			return fmt.Errorf("client %s %w", c.ID, tokens.ErrExists)
 		}
 		return notify(ctx, tx, changePartners)
 	})

@@ -42,6 +42,27 @@ func partnerClientIDs(t *testing.T, ts tokens.Store, p string) []string {
 	return ids
 }
 
+// atOnce runs n calls of f at once, call i with the store of b or, with a
+// backend other instances share, half of them with another instance's,
+// and returns each call's error.
+func atOnce(t *testing.T, b Backend, n int, f func(ts tokens.Store, i int) error) []error {
+	stores := []tokens.Store{b.Tokens}
+	if b.Peer != nil {
+		stores = append(stores, b.Peer(t).Tokens)
+	}
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs[i] = f(stores[i%len(stores)], i)
+		}()
+	}
+	wg.Wait()
+	return errs
+}
+
 var clientLimitBehaviours = []Behaviour{
 	{"tokens/CreateClient refuses a client past the partner's limit", func(t *testing.T, b Backend) {
 		createClients(t, b.Tokens, "P1", 2, "c1", "c2")
@@ -128,22 +149,9 @@ var clientLimitBehaviours = []Behaviour{
 	}},
 	{"tokens/concurrent CreateClient of one partner never exceed the limit", func(t *testing.T, b Backend) {
 		const n, limit = 8, 3
-		// With a backend other instances share, half the creates come
-		// from another instance.
-		stores := []tokens.Store{b.Tokens}
-		if b.Peer != nil {
-			stores = append(stores, b.Peer(t).Tokens)
-		}
-		errs := make([]error, n)
-		var wg sync.WaitGroup
-		for i := range n {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				errs[i] = stores[i%len(stores)].CreateClient(client(fmt.Sprint("c", i), "P1"), limit)
-			}()
-		}
-		wg.Wait()
+		errs := atOnce(t, b, n, func(ts tokens.Store, i int) error {
+			return ts.CreateClient(client(fmt.Sprint("c", i), "P1"), limit)
+		})
 		stored := 0
 		for i, err := range errs {
 			switch {

@@ -3,7 +3,6 @@ package storagetest
 import (
 	"errors"
 	"fmt"
-	"sync"
 	"testing"
 
 	"github.com/fulfilgate/fulfilgate/tokens"
@@ -46,22 +45,10 @@ var partnerCreateBehaviours = []Behaviour{
 		}
 	}},
 	{"tokens/concurrent CreatePartner of one id store one partner", func(t *testing.T, b Backend) {
-		const n = 6
-		stores := []tokens.Store{b.Tokens}
-		if b.Peer != nil {
-			stores = append(stores, b.Peer(t).Tokens)
-		}
-		errs := make([]error, n)
-		var wg sync.WaitGroup
-		for i := range n {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				p := tokens.PartnerRecord{ID: "P1", WebhookKey: fmt.Sprint("key-", i), Created: t0}
-				errs[i] = stores[i%len(stores)].CreatePartner(p, client(fmt.Sprint("c", i), "P1"))
-			}()
-		}
-		wg.Wait()
+		errs := atOnce(t, b, 6, func(ts tokens.Store, i int) error {
+			p := tokens.PartnerRecord{ID: "P1", WebhookKey: fmt.Sprint("key-", i), Created: t0}
+			return ts.CreatePartner(p, client(fmt.Sprint("c", i), "P1"))
+		})
 		winner := -1
 		for i, err := range errs {
 			switch {
