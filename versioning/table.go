@@ -29,8 +29,10 @@ package versioning
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -111,7 +113,6 @@ type Version struct {
 	sunsetHeader      string
 	successor         *Version
 	upstreamPaths     map[string]resource // by public resource name
-	nameValue         any                 // Name
 	prefix            string              // normalised UpstreamPrefix
 	prefixKept        bool                // net/url's path encoding keeps prefix as it is
 }
@@ -119,13 +120,12 @@ type Version struct {
 // resource is a mapped resource of a version.
 type resource struct {
 	path string // the version's upstream prefix + "/" + the upstream resource
-	name any    // the public resource name (Mapping.ResourceValue)
 	kept bool   // net/url's path encoding keeps path as it is
 }
 
-// newResource is the resource pub of a version whose upstream is path.
-func newResource(path, pub string) resource {
-	return resource{path, pub, keptByURLPath(path)}
+// newResource is a resource whose upstream path is path.
+func newResource(path string) resource {
+	return resource{path, keptByURLPath(path)}
 }
 
 // keptByURLPath reports whether net/url's path encoding keeps every byte
@@ -243,20 +243,19 @@ func (t *Table) addVersion(v *Version, shared map[string]string, sharedExpose []
 	v.Methods = append([]string(nil), v.Methods...) // the table owns its versions
 	v.allow = strings.Join(v.Methods, ", ")
 	v.Expose = append([]string(nil), v.Expose...)
-	v.nameValue = v.Name
 	v.prefixKept = keptByURLPath(v.prefix)
 	v.upstreamPaths = make(map[string]resource, len(shared)+len(sharedExpose)+len(v.Resources)+len(v.Expose))
 	for pub, up := range shared {
-		v.upstreamPaths[pub] = newResource(v.prefix+"/"+up, pub)
+		v.upstreamPaths[pub] = newResource(v.prefix + "/" + up)
 	}
 	for _, pub := range sharedExpose {
-		v.upstreamPaths[pub] = newResource(v.prefix+"/"+pub, pub)
+		v.upstreamPaths[pub] = newResource(v.prefix + "/" + pub)
 	}
 	for pub, up := range v.Resources {
-		v.upstreamPaths[pub] = newResource(v.prefix+"/"+up, pub)
+		v.upstreamPaths[pub] = newResource(v.prefix + "/" + up)
 	}
 	for _, pub := range v.Expose {
-		v.upstreamPaths[pub] = newResource(v.prefix+"/"+pub, pub)
+		v.upstreamPaths[pub] = newResource(v.prefix + "/" + pub)
 	}
 	if len(v.upstreamPaths) == 0 && !t.passUnmapped {
 		return fmt.Errorf("version %q serves no resource: map or expose at least one resource "+
@@ -359,6 +358,10 @@ func isMethod(m string) bool {
 // not modify it.
 func (t *Table) Names() []string { return t.names }
 
+// Versions lists the versions served, in configuration order: the same
+// values as Mapping.Version.
+func (t *Table) Versions() []*Version { return slices.Clone(t.versions) }
+
 // BasePath is the base of the long public form.
 func (t *Table) BasePath() string { return t.base }
 
@@ -372,11 +375,6 @@ type Mapping struct {
 	Rest string
 	// Short reports whether the request used the short form.
 	Short bool
-	// ResourceValue is Resource as an interface value, made once for a
-	// mapped resource (nil for a resource served by PassUnmapped): handing
-	// it to an API that takes an any, such as a Caddy placeholder, costs no
-	// allocation. Version.NameValue is the version's.
-	ResourceValue any
 	// RawPath is the escaped upstream path; Path is the same path decoded.
 	// Set both on the request's URL (Path, RawPath).
 	Path, RawPath string
@@ -472,7 +470,7 @@ func (t *Table) mapChecked(escaped string) (Mapping, error) {
 		m.RawPath = v.prefix + "/" + m.Resource + m.Rest
 		m.upstreamKept = v.prefixKept // a resource name is a plain name
 	} else {
-		m.RawPath, m.ResourceValue, m.upstreamKept = res.path, res.name, res.kept
+		m.RawPath, m.upstreamKept = res.path, res.kept
 		if m.Rest != "" {
 			m.RawPath = res.path + m.Rest
 		}
@@ -538,10 +536,6 @@ func hasEscape(s string) bool {
 	return false
 }
 
-// NameValue is Name as an interface value, made once (see
-// Mapping.ResourceValue).
-func (v *Version) NameValue() any { return v.nameValue }
-
 // Deprecated reports whether the version is deprecated.
 func (v *Version) Deprecated() bool { return v.Deprecation != nil }
 
@@ -565,6 +559,12 @@ func (v *Version) Allows(method string) bool {
 // AllowHeader is the Allow header value for a method the version does not
 // serve: its methods, comma-separated ("GET, HEAD").
 func (v *Version) AllowHeader() string { return v.allow }
+
+// MappedResources are the public names of the resources the version maps
+// or exposes, sorted (PassUnmapped serves others besides).
+func (v *Version) MappedResources() []string {
+	return slices.Sorted(maps.Keys(v.upstreamPaths))
+}
 
 // UpstreamPrefixPath is the normalised upstream prefix ("" for the root).
 func (v *Version) UpstreamPrefixPath() string { return v.prefix }

@@ -121,9 +121,10 @@ type VersionHandler struct {
 	// Versions served, current first. Required.
 	Versions []VersionConfig `json:"versions,omitempty"`
 
-	table     *versioning.Table
-	wmsErrors wmserrors.Rewriter
-	logger    *zap.Logger
+	table        *versioning.Table
+	placeholders placeholders
+	wmsErrors    wmserrors.Rewriter
+	logger       *zap.Logger
 }
 
 // VersionConfig is one served version.
@@ -186,6 +187,7 @@ func (h *VersionHandler) Provision(ctx caddy.Context) error {
 		return err
 	}
 	h.table = t
+	h.placeholders = newPlaceholders(t)
 	_, err = fulfilhttp.LoadApp(ctx)
 	return err
 }
@@ -286,17 +288,7 @@ func (h *VersionHandler) ServeVerified(w http.ResponseWriter, r *http.Request, n
 	v := m.Version
 	fulfilhttp.Metrics().RequestBy(v.Name, id)
 	if repl, ok := r.Context().Value(caddy.ReplacerCtxKey).(*caddy.Replacer); ok {
-		// The table's interface values: a string put in an any
-		// allocates each time.
-		repl.Set("fulfilment.version", v.NameValue())
-		if m.ResourceValue != nil {
-			repl.Set("fulfilment.resource", m.ResourceValue)
-		} else {
-			repl.Set("fulfilment.resource", m.Resource)
-		}
-		if v.Upstream != "" {
-			repl.Set("fulfilment.upstream", v.Upstream)
-		}
+		repl.Map(h.placeholders.of(m))
 	}
 	if v.Deprecated() {
 		hdr := w.Header()
