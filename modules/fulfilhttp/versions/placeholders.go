@@ -31,11 +31,13 @@ const (
 //     per version and mapped resource, which the request adds to its
 //     replacer: no mutex, no map assignment, no allocation. A provider an
 //     earlier handler added for the same names answers first.
-//   - In the site's error routes all three are static values (mapped again):
-//     they then replace the first mapping's provider, and the replacer may
-//     still be read by a proxy's dial that the failed attempt left running
-//     (a TLS server name with placeholders), while Map, unlike Set, takes no
-//     lock.
+//   - In the site's error routes all three are static values: a request
+//     mapped again there (say, to send a version to a standby) then has the
+//     second mapping's values, not the first provider's. And Map, unlike
+//     Set, takes no lock, while there the replacer may still be read by a
+//     dial the proxy's transport started for the failed attempt and did
+//     not wait for (the attempt took an idle connection instead), when the
+//     transport's TLS server name has placeholders.
 type placeholders []versionPlaceholders
 
 type versionPlaceholders struct {

@@ -264,8 +264,8 @@ func (h *VersionHandler) ServeHTTP(w http.ResponseWriter, r *http.Request, next 
 		return nil
 	}
 	// In the server's error routes the request may have been mapped
-	// before (the placeholders say so), and a proxy's dial may still read
-	// its replacer: see placeholders.
+	// before, and a dial of the failed proxy attempt may still read its
+	// replacer: see placeholders.
 	_, inErrors := r.Context().Value(caddyhttp.ErrorCtxKey).(error)
 	return h.serve(w, r, next, id, inErrors)
 }
