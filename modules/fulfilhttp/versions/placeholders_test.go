@@ -76,17 +76,24 @@ func TestPlaceholdersOfAMappedResourceAllocateNothing(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if n := testing.AllocsPerRun(100, func() { providerSink = h.placeholders.of(m) }); n != 0 {
+	if n := testing.AllocsPerRun(100, func() { providerSink, upstreamSink = h.placeholders.of(m) }); n != 0 {
 		t.Errorf("%v allocations per request", n)
 	}
-	f := h.placeholders.of(m)
+	f, upstream := h.placeholders.of(m)
 	if v, _ := f("fulfilment.version"); v != "v3" {
 		t.Errorf("fulfilment.version = %v", v)
 	}
 	if v, _ := f("fulfilment.resource"); v != "products" {
 		t.Errorf("fulfilment.resource = %v", v)
 	}
+	if upstream != "127.0.0.1:9091" {
+		t.Errorf("fulfilment.upstream = %v", upstream)
+	}
 }
 
-// providerSink keeps the provider on the heap, as a replacer does.
-var providerSink caddy.ReplacerFunc
+// providerSink and upstreamSink keep the values on the heap, as a
+// replacer does.
+var (
+	providerSink caddy.ReplacerFunc
+	upstreamSink any
+)

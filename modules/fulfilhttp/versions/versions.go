@@ -263,7 +263,11 @@ func (h *VersionHandler) ServeHTTP(w http.ResponseWriter, r *http.Request, next 
 		h.refuseUnverified(w)
 		return nil
 	}
-	return h.ServeVerified(w, r, next, id)
+	// In the server's error routes the request may have been mapped
+	// before, and a dial of the failed proxy attempt may still read its
+	// replacer: see placeholders.
+	_, inErrors := r.Context().Value(caddyhttp.ErrorCtxKey).(error)
+	return h.serve(w, r, next, id, inErrors)
 }
 
 // ServeVerified is ServeHTTP for a request the guard admitted as id (the
@@ -271,7 +275,19 @@ func (h *VersionHandler) ServeHTTP(w http.ResponseWriter, r *http.Request, next 
 // hands it over directly, without a look-up in r's vars. An id no guard
 // made (the zero value) is refused as ServeHTTP refuses a request without
 // one.
+//
+// The gateway maps a request at most once: its guard admits a request
+// once (it removes the Authorization it verified), so a gateway in the
+// error routes refuses a request that passed a guard before. So it does
+// not look for the error routes as ServeHTTP does (a walk of the
+// request's context on every request).
 func (h *VersionHandler) ServeVerified(w http.ResponseWriter, r *http.Request, next caddyhttp.Handler, id fulfilhttp.VerifiedPartner) error {
+	return h.serve(w, r, next, id, false)
+}
+
+// serve is ServeVerified; inErrors says whether r is in the server's
+// error routes.
+func (h *VersionHandler) serve(w http.ResponseWriter, r *http.Request, next caddyhttp.Handler, id fulfilhttp.VerifiedPartner, inErrors bool) error {
 	if !id.Valid() {
 		h.refuseUnverified(w)
 		return nil
@@ -288,7 +304,7 @@ func (h *VersionHandler) ServeVerified(w http.ResponseWriter, r *http.Request, n
 	v := m.Version
 	fulfilhttp.Metrics().RequestBy(v.Name, id)
 	if repl, ok := r.Context().Value(caddy.ReplacerCtxKey).(*caddy.Replacer); ok {
-		repl.Map(h.placeholders.of(m))
+		h.placeholders.give(repl, m, inErrors)
 	}
 	if v.Deprecated() {
 		hdr := w.Header()
