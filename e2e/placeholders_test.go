@@ -50,9 +50,9 @@ func (u *upstreamRecorder) paths() []string {
 	return append([]string(nil), u.got...)
 }
 
-// placeholderGlobals is the global options block of the Caddyfiles below:
-// the demo partner's client, a data dir.
-const placeholderGlobals = `{
+// acmeOnlyGlobals is the global options block of Caddyfiles that need only
+// the demo partner's client and a data dir (here and in versioning_test.go).
+const acmeOnlyGlobals = `{
 	admin {$ADMIN}
 	default_bind 127.0.0.1
 	fulfilment {
@@ -80,7 +80,7 @@ func TestVersionPlaceholdersInARealCaddy(t *testing.T) {
 	a, b, decoy := newUpstreamRecorder(t, "a"), newUpstreamRecorder(t, "b"), newUpstreamRecorder(t, "decoy")
 	gw, down := freePort(t), freePort(t) // nothing listens on down
 	accessLog := filepath.Join(t.TempDir(), "access.log")
-	cf := placeholderGlobals + `
+	cf := acmeOnlyGlobals + `
 http://:{$GW_PORT} {
 	log {
 		output file {$ACCESS_LOG}
@@ -223,7 +223,7 @@ func accessLogFields(t *testing.T, path string, n int) map[string]map[string]any
 func TestVersionPlaceholderUpstreamUnknownWithoutOne(t *testing.T) {
 	t.Parallel()
 	gw := freePort(t)
-	cf := placeholderGlobals + `
+	cf := acmeOnlyGlobals + `
 http://:{$GW_PORT} {
 	route /api/auth/token {
 		fulfilment_token
@@ -257,7 +257,7 @@ func TestVersionPlaceholdersOfASecondMappingInHandleErrors(t *testing.T) {
 	t.Parallel()
 	standby := newUpstreamRecorder(t, "standby")
 	gw, down := freePort(t), freePort(t)
-	cf := placeholderGlobals + `
+	cf := acmeOnlyGlobals + `
 http://:{$GW_PORT} {
 	route /api/auth/token {
 		fulfilment_token
@@ -307,7 +307,7 @@ func TestVersionPlaceholderUpstreamFollowsAReload(t *testing.T) {
 	a, b := newUpstreamRecorder(t, "a"), newUpstreamRecorder(t, "b")
 	gw := freePort(t)
 	site := func(upstream string) string {
-		return placeholderGlobals + `
+		return acmeOnlyGlobals + `
 http://:{$GW_PORT} {
 	route /api/auth/token {
 		fulfilment_token

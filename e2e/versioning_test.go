@@ -390,19 +390,7 @@ func TestVersioningTraversalNeverReachesUpstream(t *testing.T) {
 func TestVersioningPerVersionUpstream(t *testing.T) {
 	t.Parallel()
 	gw, a, b := freePort(t), freePort(t), freePort(t)
-	const cf = `{
-	admin {$ADMIN}
-	default_bind 127.0.0.1
-	fulfilment {
-		data_dir {$DATA}
-		tokens {
-			partner partner-acme {
-				client acme-demo-client DEMO-ONLY-acme-secret-rMNA5Jesv37EyWG9Lx1nWAWS0NKeAS-VlNywJ555Zgk
-			}
-		}
-	}
-}
-
+	const cf = acmeOnlyGlobals + `
 http://:{$GW_PORT} {
 	route /api/auth/token {
 		fulfilment_token
