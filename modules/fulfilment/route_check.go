@@ -9,6 +9,7 @@ import (
 
 	"github.com/caddyserver/caddy/v2"
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
+	maphandler "github.com/caddyserver/caddy/v2/modules/caddyhttp/map"
 )
 
 // The configuration checks of the HTTP routes, run when the fulfilment app
@@ -43,6 +44,11 @@ import (
 //     path matcher and with handlers after it, is warned about: it answers
 //     every request of the route as a portal page, and those handlers never
 //     run. (Alone, it is a site of its own.)
+//   - map with a destination named fulfilment.* is warned about: those are
+//     the version mapping's placeholders. A map runs before the mapping
+//     (a Caddyfile orders it first), so its {fulfilment.version} and
+//     {fulfilment.resource} answer instead of the mapping's, and its
+//     {fulfilment.upstream} is replaced by the mapping's.
 //
 // Only a missing guard is refused: it is the one case in which a request
 // could have reached the WMS without an identity had the version handler
@@ -66,6 +72,7 @@ type handlerNode struct {
 	name    string      // module name: "fulfilment_version", "subroute", ...
 	routes  []routeNode // a subroute's routes
 	ownPath bool        // it answers only its own path and passes on the rest
+	writes  []string    // a map's destinations named fulfilment.*, without braces
 }
 
 // pathAnswerer is a handler that answers only its own path, and passes
@@ -129,6 +136,9 @@ func routeNodeOf(r *caddyhttp.Route) (routeNode, error) {
 		if pa, ok := h.(pathAnswerer); ok {
 			node.ownPath = pa.AnswersOnlyItsPath()
 		}
+		if m, ok := h.(*maphandler.Handler); ok {
+			node.writes = fulfilmentPlaceholders(m.Destinations)
+		}
 		if sr, ok := h.(*caddyhttp.Subroute); ok {
 			var err error
 			if node.routes, err = routeNodes(sr.Routes); err != nil {
@@ -144,14 +154,18 @@ func handlerNodeOfJSON(raw json.RawMessage) (handlerNode, error) {
 	var h struct {
 		Handler string              `json:"handler"`
 		Routes  caddyhttp.RouteList `json:"routes"`
-		Path    string              `json:"path"`   // fulfilment_token's own path
-		Prefix  string              `json:"prefix"` // fulfilment_portal's own prefix
+		Path    string              `json:"path"`         // fulfilment_token's own path
+		Prefix  string              `json:"prefix"`       // fulfilment_portal's own prefix
+		Dests   []string            `json:"destinations"` // map's
 	}
 	if err := json.Unmarshal(raw, &h); err != nil {
 		return handlerNode{}, err
 	}
 	node := handlerNode{name: h.Handler, ownPath: h.Handler == "fulfilment_token" && h.Path != "" ||
 		h.Handler == "fulfilment_portal" && h.Prefix != ""}
+	if h.Handler == "map" {
+		node.writes = fulfilmentPlaceholders(h.Dests)
+	}
 	if h.Handler == "subroute" {
 		var err error
 		if node.routes, err = routeNodes(h.Routes); err != nil {
@@ -159,6 +173,20 @@ func handlerNodeOfJSON(raw json.RawMessage) (handlerNode, error) {
 		}
 	}
 	return node, nil
+}
+
+// fulfilmentPlaceholders returns the names in dests (a map's
+// destinations, with braces before provisioning and without after) that
+// are the fulfilment.* placeholders, without braces.
+func fulfilmentPlaceholders(dests []string) []string {
+	var names []string
+	for _, d := range dests {
+		name := strings.TrimSuffix(strings.TrimPrefix(d, "{"), "}")
+		if strings.HasPrefix(name, "fulfilment.") {
+			names = append(names, name)
+		}
+	}
+	return names
 }
 
 // guardRan says whether the Bearer guard ran before a point of a route list,
@@ -290,6 +318,10 @@ func (f *routeFindings) walk(routes []routeNode, guard guardRan, pathMatched boo
 			case "fulfilment_portal":
 				if !pathMatched && !r.pathMatch && !h.ownPath && j < len(r.handlers)-1 {
 					f.warnings = append(f.warnings, hat+": fulfilment_portal has no prefix and no path matcher, so it answers every request of its route as a portal page and nothing after it runs; give it its prefix (prefix /portal in its block), place it under handle_path, or give it a site of its own")
+				}
+			case "map":
+				if len(h.writes) > 0 {
+					f.warnings = append(f.warnings, fmt.Sprintf("%s: map writes {%s}, a placeholder of the version mapping: a map runs before the mapping, so its {fulfilment.version} and {fulfilment.resource} answer instead of the mapping's, and its {fulfilment.upstream} is replaced by the mapping's; give the map's output a name of your own", hat, strings.Join(h.writes, "}, {")))
 				}
 			case "subroute":
 				g = f.walk(h.routes, g, pathMatched || r.pathMatch,

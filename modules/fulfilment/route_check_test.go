@@ -8,6 +8,7 @@ import (
 
 	"github.com/caddyserver/caddy/v2"
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
+	maphandler "github.com/caddyserver/caddy/v2/modules/caddyhttp/map"
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp/reverseproxy"
 )
 
@@ -126,6 +127,8 @@ func TestRouteChecks(t *testing.T) {
 		{"two sites of one server, one with a gateway", `[{"match": [{"host": ["api.example.com"]}], "terminal": true, "handle": [{"handler": "subroute", "routes": [{"handle": [{"handler": "fulfilment_gateway"}, ` + proxy + `]}]}]}, {"match": [{"host": ["docs.example.com"]}], "terminal": true, "handle": [{"handler": "subroute", "routes": [{"handle": [` + proxy + `]}]}]}]`, "", ""},
 		{"a site whose gateway has a matcher, beside another site", `[{"match": [{"host": ["docs.example.com"]}], "terminal": true, "handle": [` + proxy + `]}, {"match": [{"host": ["api.example.com"]}], "terminal": true, "handle": [{"handler": "subroute", "routes": [{"match": [{"path": ["/api/*"]}], "handle": [{"handler": "fulfilment_gateway"}]}, {"handle": [` + proxy + `]}]}]}]`, "", "reverse_proxy runs for requests that did not pass fulfilment_gateway"},
 		{"gateway and proxy in a handle block", `[{"group": "g", "match": [{"path": ["/api/*"]}], "handle": [{"handler": "subroute", "routes": [{"handle": [{"handler": "fulfilment_gateway"}, ` + proxy + `]}]}]}]`, "", ""},
+		{"a map writing the version's placeholders before a gateway", `[{"handle": [{"handler": "map", "source": "{http.request.header.X-V}", "destinations": ["{fulfilment.resource}", "{other}", "{fulfilment.upstream}"]}, {"handler": "fulfilment_gateway"}, ` + proxy + `]}]`, "", "map writes {fulfilment.resource}, {fulfilment.upstream}, a placeholder of the version mapping"},
+		{"a map writing other placeholders", `[{"handle": [{"handler": "map", "source": "{http.request.header.X-V}", "destinations": ["{fulfilment_version}", "{my.fulfilment.version}"]}, {"handler": "fulfilment_gateway"}, ` + proxy + `]}]`, "", ""},
 		{"portal under a path-matched route", `[{"match": [{"path": ["/portal/*"]}], "handle": [{"handler": "subroute", "routes": [{"handle": [{"handler": "fulfilment_portal"}]}]}]}, {"handle": [` + guard + `]}]`, "", ""},
 	} {
 		f := checkJSON(t, tc.routes)
@@ -144,5 +147,26 @@ func TestRouteCheckNamesThePlace(t *testing.T) {
 	f := checkJSON(t, `[{"handle": [{"handler": "headers"}, {"handler": "subroute", "routes": [{}, {"handle": [{"handler": "fulfilment_version"}, {"handler": "reverse_proxy"}]}]}]}]`)
 	if len(f.errors) != 1 || !strings.HasPrefix(f.errors[0], "server srv0, route 0, handler 1, subroute, route 1, handler 0: fulfilment_version") {
 		t.Errorf("errors %q, want one naming server srv0, route 0, handler 1, subroute, route 1, handler 0", f.errors)
+	}
+}
+
+// A map's destinations read the same from its JSON (with braces) and its
+// provisioned module (without).
+func TestRouteNodesReadAMapsDestinationsAlike(t *testing.T) {
+	var raw caddyhttp.RouteList
+	if err := json.Unmarshal([]byte(`[{"handle": [{"handler": "map", "destinations": ["{fulfilment.version}", "{x}"]}]}]`), &raw); err != nil {
+		t.Fatal(err)
+	}
+	provisioned := caddyhttp.RouteList{{Handlers: []caddyhttp.MiddlewareHandler{
+		&maphandler.Handler{Destinations: []string{"fulfilment.version", "x"}}}}}
+	want := []routeNode{{handlers: []handlerNode{{name: "map", writes: []string{"fulfilment.version"}}}}}
+	for form, routes := range map[string]caddyhttp.RouteList{"JSON": raw, "provisioned": provisioned} {
+		got, err := routeNodes(routes)
+		if err != nil {
+			t.Fatalf("%s: %v", form, err)
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("%s routes read as\n%+v\nwant\n%+v", form, got, want)
+		}
 	}
 }
