@@ -37,6 +37,13 @@ func TestRouteNodesReadJSONAndProvisionedRoutesAlike(t *testing.T) {
 		{matched: true, group: "g", terminal: true, handlers: []handlerNode{{name: "fulfilment_auth"}, {name: "subroute",
 			routes: []routeNode{{handlers: []handlerNode{{name: "fulfilment_version"}, {name: "reverse_proxy"}}}}}}},
 	}
+	readAlike(t, raw, provisioned, want)
+}
+
+// readAlike checks that the checks read both forms of the same routes,
+// raw (JSON) and provisioned, as want.
+func readAlike(t *testing.T, raw, provisioned caddyhttp.RouteList, want []routeNode) {
+	t.Helper()
 	for form, routes := range map[string]caddyhttp.RouteList{"JSON": raw, "provisioned": provisioned} {
 		got, err := routeNodes(routes)
 		if err != nil {
@@ -160,13 +167,5 @@ func TestRouteNodesReadAMapsDestinationsAlike(t *testing.T) {
 	provisioned := caddyhttp.RouteList{{Handlers: []caddyhttp.MiddlewareHandler{
 		&maphandler.Handler{Destinations: []string{"fulfilment.version", "x"}}}}}
 	want := []routeNode{{handlers: []handlerNode{{name: "map", writes: []string{"fulfilment.version"}}}}}
-	for form, routes := range map[string]caddyhttp.RouteList{"JSON": raw, "provisioned": provisioned} {
-		got, err := routeNodes(routes)
-		if err != nil {
-			t.Fatalf("%s: %v", form, err)
-		}
-		if !reflect.DeepEqual(got, want) {
-			t.Errorf("%s routes read as\n%+v\nwant\n%+v", form, got, want)
-		}
-	}
+	readAlike(t, raw, provisioned, want)
 }
