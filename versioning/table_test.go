@@ -3,6 +3,7 @@ package versioning
 import (
 	"errors"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -384,5 +385,39 @@ func TestMapAllocations(t *testing.T) {
 		if got > max {
 			t.Errorf("Map(%q) allocates %v times, want at most %v", in, got, max)
 		}
+	}
+}
+
+// Versions lists the table's versions in configuration order, as the
+// values a mapping names; MappedResources each version's mapped and
+// exposed resources, sorted.
+func TestVersionsAndTheirMappedResources(t *testing.T) {
+	tbl, err := New(Config{
+		Resources: map[string]string{"products": "items"},
+		Expose:    []string{"shipments"},
+		Versions: []Version{
+			{Name: "v4", UpstreamPrefix: "/wms", Expose: []string{"labels"}},
+			{Name: "v3", UpstreamPrefix: "/old", Resources: map[string]string{"adjustments": "stock"}},
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	vs := tbl.Versions()
+	if len(vs) != 2 || vs[0].Name != "v4" || vs[1].Name != "v3" {
+		t.Fatalf("versions %v", vs)
+	}
+	m, err := tbl.Map("/api/fulfilment/v3/products")
+	if err != nil || m.Version != vs[1] {
+		t.Fatalf("v3's mapping names %p (%v), want %p", m.Version, err, vs[1])
+	}
+	for i, want := range [][]string{{"labels", "products", "shipments"}, {"adjustments", "products", "shipments"}} {
+		if got := vs[i].MappedResources(); !slices.Equal(got, want) {
+			t.Errorf("%s: mapped resources %v, want %v", vs[i].Name, got, want)
+		}
+	}
+	vs[0] = nil
+	if tbl.Versions()[0] == nil {
+		t.Error("Versions hands out the table's own slice")
 	}
 }

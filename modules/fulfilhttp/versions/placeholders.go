@@ -85,17 +85,18 @@ func (ps placeholders) give(repl *caddy.Replacer, m versioning.Mapping, inErrors
 }
 
 // of returns the provider of m's {fulfilment.version} and
-// {fulfilment.resource} (the one made for its version and resource, or a
-// new one for a resource that only pass_unmapped serves) and the value of
-// its {fulfilment.upstream} (nil for none).
+// {fulfilment.resource} and the value of its {fulfilment.upstream} (nil
+// for none): those made for its version and resource, or new ones for a
+// resource that only pass_unmapped serves.
 func (ps placeholders) of(m versioning.Mapping) (caddy.ReplacerFunc, any) {
 	for i := range ps {
-		if ps[i].version == m.Version {
-			if f, ok := ps[i].byResource[m.Resource]; ok {
-				return f, ps[i].upstream
-			}
-			return placeholderFunc(m.Version, m.Resource), ps[i].upstream
+		if ps[i].version != m.Version {
+			continue
 		}
+		if f, ok := ps[i].byResource[m.Resource]; ok {
+			return f, ps[i].upstream
+		}
+		break
 	}
 	return placeholderFunc(m.Version, m.Resource), upstreamValue(m.Version)
 }
