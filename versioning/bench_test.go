@@ -1,6 +1,9 @@
 package versioning
 
-import "testing"
+import (
+	"net/url"
+	"testing"
+)
 
 // BenchmarkMap measures the per-request lookup for the common shapes.
 func BenchmarkMap(b *testing.B) {
@@ -19,6 +22,28 @@ func BenchmarkMap(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
 				_, _ = tab.Map(p.path)
+			}
+		})
+	}
+}
+
+// BenchmarkMapURL measures what the gateway calls per request: a
+// collection (answered from the index) and an item (the general path).
+func BenchmarkMapURL(b *testing.B) {
+	tab := mustTable(b, demoConfig())
+	for _, p := range []struct{ name, target string }{
+		{"list", "/api/fulfilment/v4/products?sku=A-1"},
+		{"short-list", "/v4/products"},
+		{"item", "/api/fulfilment/v4/outbounds/o-12345"},
+	} {
+		u, err := url.ParseRequestURI(p.target)
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Run(p.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				_, _ = tab.MapURL(u)
 			}
 		})
 	}

@@ -26,6 +26,8 @@ var mapURLSeeds = []string{
 	"/api/fulfilment/v4/products/a+b@c:d", "/api/fulfilment/v4/products/a%3Fb",
 	"/api/fulfilment/v4/products/..", "/api/fulfilment/v4/products/%2e%2e", "/api/fulfilment/v9/x",
 	"/api/fulfilment/v3/outbounds/o-1/", "/v4/products/a%21b", "/v3/products/x", "/api/fulfilment/v3/unmapped/y",
+	"/v3/products", "/api/fulfilment/v3/outbounds", "/api/fulfilment/v4/shipments", "/api/fulfilment/v4/products/",
+	"/v4/shipments", "/api/fulfilment/v4/Products", "/api/fulfilment/v3/unmapped",
 }
 
 // MapURL gives what Map of the escaped path gives, for URLs as net/url
@@ -49,6 +51,45 @@ func FuzzMapURLAgreesWithMap(f *testing.F) {
 			checkMapURL(t, tab, target)
 		}
 	})
+}
+
+// Every collection path of a served resource, in the long form and (for a
+// short label) the short form, is in the table's index, with the mapping
+// Map makes of it; nothing else is.
+func TestCollectionPathsAreIndexed(t *testing.T) {
+	tab := mustTable(t, demoConfig())
+	want := map[string]bool{}
+	for _, v := range tab.Versions() {
+		for _, name := range v.MappedResources() {
+			want[tab.BasePath()+"/"+v.Name+"/"+name] = true
+		}
+		want["/"+v.Name+"/products"] = true
+	}
+	for p := range want {
+		got, ok := tab.collections[p]
+		if !ok {
+			t.Errorf("%s: not in the index", p)
+			continue
+		}
+		if m, err := tab.Map(p); err != nil || m != got {
+			t.Errorf("%s: the index holds %+v; Map gives %+v, %v", p, got, m, err)
+		}
+	}
+	for p := range tab.collections {
+		if !want[p] {
+			t.Errorf("%s: in the index, but not a collection path", p)
+		}
+	}
+}
+
+// The index only holds paths MapURL may answer from it: a collection of
+// a table whose upstream path net/url would escape is mapped by the
+// general path, and still agrees with Map.
+func TestCollectionIndexKeepsOddUpstreams(t *testing.T) {
+	tab := oddUpstreamTable(t)
+	for _, p := range []string{"/api/fulfilment/v4/products", "/api/fulfilment/v3/outbounds", "/v3/products"} {
+		checkMapURL(t, tab, p)
+	}
 }
 
 // oddUpstreamTable has an upstream prefix and a resource path with bytes

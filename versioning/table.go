@@ -159,6 +159,12 @@ type Table struct {
 	passUnmapped bool
 	versions     []*Version
 	names        []string
+	// collections maps the public path of every collection (a served
+	// resource without a remainder, in the long form and, for a short
+	// label, the short form) onto its mapping, made by mapPath at New:
+	// MapURL answers the commonest request, a collection read with or
+	// without a query, with one look-up instead of a scan.
+	collections map[string]Mapping
 }
 
 // New validates cfg and builds the table.
@@ -220,7 +226,30 @@ func New(cfg Config) (*Table, error) {
 			}
 		}
 	}
+	t.indexCollections()
 	return t, nil
+}
+
+// indexCollections fills t.collections. Each entry is what mapPath makes
+// of its path, kept only where MapURL would return that same mapping for
+// a URL whose Path is the path and whose RawPath is empty (every byte of
+// the path kept by net/url's path encoding), so the index changes no
+// answer of MapURL, only how fast it comes.
+func (t *Table) indexCollections() {
+	t.collections = map[string]Mapping{}
+	for _, v := range t.versions {
+		for name := range v.upstreamPaths {
+			paths := []string{t.base + "/" + v.Name + "/" + name}
+			if t.short[name] {
+				paths = append(paths, "/"+v.Name+"/"+name)
+			}
+			for _, p := range paths {
+				if m, class, err := t.mapPath(p); err == nil && class&notKeptByURL == 0 {
+					t.collections[p] = m
+				}
+			}
+		}
+	}
 }
 
 func (t *Table) addVersion(v *Version, shared map[string]string, sharedExpose []string) error {
@@ -389,9 +418,13 @@ type Mapping struct {
 // MapURL maps u's path: the same as Map(u.EscapedPath()), without working
 // out the escaped form when u's path is its own (u has no RawPath, and
 // net/url's path encoding keeps every byte of its Path), which is the
-// common case.
+// common case, and with one look-up when that path is a collection's
+// (see Table.collections).
 func (t *Table) MapURL(u *url.URL) (Mapping, error) {
 	if u.RawPath == "" {
+		if m, ok := t.collections[u.Path]; ok {
+			return m, nil
+		}
 		if m, class, err := t.mapPath(u.Path); err == nil && class&notKeptByURL == 0 {
 			return m, nil
 		}
