@@ -44,6 +44,7 @@ func New(logger *zap.Logger) Rewriter {
 // Caddy logs an error its error routes answered only at debug level.
 func (rw Rewriter) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyhttp.Handler) error {
 	pw := newProblemResponseWriter(w)
+	defer pw.release()
 	err := next.ServeHTTP(pw, r)
 	if err == nil || pw.wroteHeader {
 		if pw.failed {

@@ -3,6 +3,7 @@ package wmserrors
 import (
 	"io"
 	"net/http"
+	"sync"
 
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
 
@@ -28,13 +29,30 @@ type preset struct {
 	values []string
 }
 
+// writers holds the writers of finished requests for the next ones: every
+// request the gateway forwards needs one, only for as long as its proxy
+// runs, and allocating it made garbage on every forwarded request.
+var writers = sync.Pool{New: func() any { return new(problemResponseWriter) }}
+
+// newProblemResponseWriter wraps w until release.
 func newProblemResponseWriter(w http.ResponseWriter) *problemResponseWriter {
-	pw := &problemResponseWriter{ResponseWriterWrapper: caddyhttp.ResponseWriterWrapper{ResponseWriter: w}}
+	pw := writers.Get().(*problemResponseWriter)
+	pw.ResponseWriter = w
 	pw.ours = pw.inline[:0]
 	for name, values := range w.Header() {
 		pw.ours = append(pw.ours, preset{name, values})
 	}
 	return pw
+}
+
+// release clears pw and returns it to the pool. The handler that made pw
+// calls it once next has returned: nothing writes to a response after its
+// handler returned (reverse_proxy copies the body and answers a 1xx only
+// while it runs, and a protocol upgrade never reaches it: the gateway
+// removes Upgrade), so no one holds pw then.
+func (pw *problemResponseWriter) release() {
+	*pw = problemResponseWriter{}
+	writers.Put(pw)
 }
 
 func (pw *problemResponseWriter) WriteHeader(status int) {
