@@ -45,6 +45,7 @@
 //	go run ./bench/blackbox/cgflat -bin /tmp/cg/caddy -n 3000 /tmp/cg/callgrind.out.PID.1 /tmp/cg/callgrind.out.PID.2
 //	go run ./bench/blackbox -mode profile -out /tmp/prof
 //	go run ./bench/blackbox -wms same                    # the simulator in the gateway's process, as in the demo
+//	go run ./bench/blackbox -aa                          # bare against itself: the noise of this machine now
 package main
 
 import (
@@ -66,6 +67,7 @@ type config struct {
 	load                  wrkLoad
 	pairs                 int
 	warmup                time.Duration
+	aa                    bool // throughput mode: bare against itself
 	// callgrind mode
 	requests, reps, workers int
 	decompose               bool
@@ -79,6 +81,7 @@ func main() {
 	flag.StringVar(&c.wms, "wms", "separate", "separate: the WMS simulator in a process of its own; same: in the gateway's process (the demo's shape)")
 	flag.StringVar(&c.out, "out", "", "directory to keep the profiles (profile mode, required) or callgrind's dumps (callgrind mode), and the gateway binary built")
 	flag.IntVar(&c.pairs, "pairs", 10, "round pairs (throughput mode), each side once per pair, the order alternating")
+	flag.BoolVar(&c.aa, "aa", false, "throughput mode: measure the bare site against itself (the same URL in both columns) instead of protected against bare: the ratio's spread in such a run is this machine's noise at that time")
 	flag.DurationVar(&c.load.duration, "duration", 5*time.Second, "length of one round")
 	flag.DurationVar(&c.warmup, "warmup", 3*time.Second, "unmeasured load on each side first")
 	flag.IntVar(&c.load.threads, "threads", 2, "wrk threads")
@@ -118,6 +121,9 @@ func run(c config) error {
 		}
 		if c.decompose || c.gogc != "" {
 			return errors.New("-decompose and -gogc are for -mode callgrind")
+		}
+		if c.aa && c.mode != "throughput" {
+			return errors.New("-aa is for -mode throughput")
 		}
 		if c.mode == "profile" && c.out == "" {
 			return errors.New("-mode profile needs -out DIR")
