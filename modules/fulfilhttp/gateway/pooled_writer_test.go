@@ -90,6 +90,14 @@ func (u *mixedUpstream) serve(w http.ResponseWriter, r *http.Request) {
 		}
 		w.Header().Set("Content-Type", "application/json")
 		fmt.Fprintf(w, `{"n":%q,"id":%q}`, n, id)
+	case "storm": // 1xx answers while the caller goes away (HTTP/1.1 only)
+		for range 5 {
+			w.Header().Set("Link", "</storm/"+n+">; rel=preload")
+			w.WriteHeader(http.StatusEarlyHints)
+			time.Sleep(time.Millisecond)
+		}
+		w.Header().Del("Link")
+		fmt.Fprintf(w, `{"n":%q,"id":%q}`, n, id)
 	case "slow", "sse", "gone":
 		if kind == "sse" {
 			w.Header().Set("Content-Type", "text/event-stream")
@@ -166,7 +174,7 @@ var poolCases = []poolCase{
 	{"hints-ok", "GET", "v4"}, {"hints-err", "GET", "v3"},
 	{"slow", "GET", "v4"}, {"sse", "GET", "v3"}, {"slow-err", "GET", "v4"},
 	{"cut", "GET", "v4"}, {"flaky", "GET", "v3"}, {"gone", "GET", "v4"},
-	{"down", "GET", "v9"},
+	{"down", "GET", "v9"}, {"storm", "GET", "v4"},
 }
 
 // poolClient sends the traffic: HTTP/1.1, or cleartext HTTP/2 with prior
@@ -188,23 +196,29 @@ func checkPoolAnswer(ctx context.Context, client *http.Client, up *mixedUpstream
 	url := fmt.Sprintf("%s/api/fulfilment/%s/products?case=%s&n=%s", base, c.version, c.kind, ns)
 	var hints []string
 	var mu sync.Mutex
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
 	ctx = httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{Got1xxResponse: func(code int, h textproto.MIMEHeader) error {
 		mu.Lock()
 		defer mu.Unlock()
 		hints = append(hints, fmt.Sprint(code, " ", h.Values("Link")))
+		if c.kind == "storm" {
+			cancel() // the caller goes away while the proxy forwards 1xx answers
+		}
 		return nil
 	}})
-	if c.kind == "gone" {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithCancel(ctx)
-		defer cancel()
-	}
 	req, err := http.NewRequestWithContext(ctx, c.method, url, nil)
 	if err != nil {
 		return err
 	}
 	req.Header.Set("Authorization", "Bearer "+tok)
 	res, err := client.Do(req)
+	if c.kind == "storm" {
+		if err == nil {
+			res.Body.Close()
+		}
+		return nil // whatever reached a caller who went away
+	}
 	if err != nil {
 		return fmt.Errorf("%s: %w", url, err)
 	}
@@ -342,6 +356,14 @@ func TestPooledProblemWritersUnderMixedTraffic(t *testing.T) {
 			rnd := rand.New(rand.NewPCG(uint64(w), 1))
 			for i := range perWorker {
 				c := poolCases[rnd.IntN(len(poolCases))]
+				for c.kind == "storm" && w%2 == 1 {
+					// Not over HTTP/2: x/net/http2 encodes a 1xx
+					// answer's header map after WriteHeader returned
+					// when the caller reset the stream, while the
+					// proxy already changes the map (a data race the
+					// gateway does not cause: golang/go#67940).
+					c = poolCases[rnd.IntN(len(poolCases))]
+				}
 				site := rnd.IntN(2)
 				if err := checkPoolAnswer(t.Context(), client, up, bases[site], tok, site == 0, c, w*perWorker+i); err != nil {
 					errs <- err
