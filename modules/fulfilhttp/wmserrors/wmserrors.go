@@ -37,15 +37,22 @@ func New(logger *zap.Logger) Rewriter {
 
 // ServeHTTP runs next with the WMS's error answers turned into problems.
 // A handler error (the proxy could not reach the WMS) that nothing has
-// answered yet is returned to Caddy for the server's handle_errors routes
-// where it has them, as a caddyhttp.HandlerError (502 unless the error
-// carries a status of 400 and up); otherwise it is answered here as a
-// problem with that status. Either way it is logged at error level, since
-// Caddy logs an error its error routes answered only at debug level.
+// answered yet, or a proxy that returned without an answer, is returned
+// to Caddy for the server's handle_errors routes where it has them, as a
+// caddyhttp.HandlerError (502 unless the error carries a status of 400
+// and up); otherwise it is answered here as a problem with that status.
+// Either way it is logged at error level, since Caddy logs an error its
+// error routes answered only at debug level.
 func (rw Rewriter) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyhttp.Handler) error {
 	pw := newProblemResponseWriter(w)
 	defer pw.release()
 	err := next.ServeHTTP(pw, r)
+	if err == nil && !pw.wroteHeader {
+		// reverse_proxy returns without an answer when the WMS switched
+		// protocols (101) on a request that asked for no upgrade (the
+		// gateway removes Upgrade): net/http would send an empty 200.
+		err = errNoAnswer
+	}
 	if err == nil || pw.wroteHeader {
 		if pw.failed {
 			fulfilhttp.Metrics().WMSError(true)
@@ -68,6 +75,9 @@ func (rw Rewriter) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyh
 	pw.WriteHeader(he.StatusCode)
 	return nil
 }
+
+// errNoAnswer is the failure of a proxy that returned without an answer.
+var errNoAnswer = errors.New("the proxy returned without an answer: the upstream's answer could not be forwarded")
 
 // errorRoutesAnswer reports whether Caddy answers an error r's handlers
 // return with the server's handle_errors routes: the server has such

@@ -60,7 +60,9 @@ func (pw *problemResponseWriter) WriteHeader(status int) {
 		return
 	}
 	if status < 400 {
-		if status >= 200 { // 1xx informational answers may precede the final one
+		// 1xx informational answers may precede the final one; 101 is
+		// final, the connection then speaks another protocol.
+		if status >= 200 || status == http.StatusSwitchingProtocols {
 			pw.wroteHeader = true
 		}
 		pw.ResponseWriter.WriteHeader(status)
