@@ -59,12 +59,18 @@ func (pw *problemResponseWriter) WriteHeader(status int) {
 	if pw.wroteHeader {
 		return
 	}
+	if status < 200 && status != http.StatusSwitchingProtocols {
+		// The upstream's informational answers (100 Continue, 103 Early
+		// Hints) are held back: the interface has none, and net/http
+		// answers a partner's Expect: 100-continue itself. Passed on, an
+		// HTTP/2 connection the partner reset encodes the answer's
+		// headers after WriteHeader returned, while the proxy already
+		// puts the map back (golang/go#67940): a data race.
+		return
+	}
 	if status < 400 {
-		// 1xx informational answers may precede the final one; 101 is
-		// final, the connection then speaks another protocol.
-		if status >= 200 || status == http.StatusSwitchingProtocols {
-			pw.wroteHeader = true
-		}
+		// 101 is final: the connection then speaks another protocol.
+		pw.wroteHeader = true
 		pw.ResponseWriter.WriteHeader(status)
 		return
 	}

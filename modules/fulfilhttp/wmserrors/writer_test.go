@@ -2,6 +2,7 @@ package wmserrors
 
 import (
 	"fmt"
+	"maps"
 	"net/http"
 	"net/http/httptest"
 	"testing"
@@ -77,5 +78,44 @@ func TestSuccessAllocatesNothing(t *testing.T) {
 	rw := New(zap.NewNop())
 	if n := testing.AllocsPerRun(200, func() { _ = rw.ServeHTTP(w, req, next) }); n != 0 {
 		t.Fatalf("a successful answer allocates %v objects in the rewriter, want 0", n)
+	}
+}
+
+// The WMS's informational answers are held back, given as reverse_proxy
+// gives them (the 1xx answer's headers added to the answer's,
+// WriteHeader(1xx), then the answer's own headers put back): the final
+// answer is the only one the caller gets, with the gateway's headers.
+func TestInformationalAnswersAreHeldBack(t *testing.T) {
+	for _, final := range []int{http.StatusOK, http.StatusInternalServerError} {
+		rec := httptest.NewRecorder()
+		rec.Header().Set("X-Request-Id", "rid-1")
+		rec.Header().Set("Link", `</api/fulfilment/v4/products>; rel="successor-version"`)
+		next := caddyhttp.HandlerFunc(func(w http.ResponseWriter, r *http.Request) error {
+			for _, code := range []int{http.StatusContinue, http.StatusEarlyHints} {
+				h := w.Header()
+				own := h.Clone()
+				h.Add("Link", "</hint>; rel=preload")
+				w.WriteHeader(code)
+				clear(h)
+				maps.Copy(h, own)
+			}
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(final)
+			_, err := w.Write([]byte(`{"items":[]}`))
+			return err
+		})
+		req := httptest.NewRequest(http.MethodGet, "/wms/items", nil)
+		if err := New(zap.NewNop()).ServeHTTP(rec, req, next); err != nil {
+			t.Fatal(err)
+		}
+		if rec.Code != final {
+			t.Fatalf("final %d: the caller got %d first; the WMS's 1xx answers must not be passed on", final, rec.Code)
+		}
+		if got := rec.Header().Values("X-Request-Id"); len(got) != 1 || got[0] != "rid-1" {
+			t.Errorf("final %d: X-Request-Id %q, want the gateway's rid-1", final, got)
+		}
+		if got := rec.Header().Values("Link"); len(got) != 1 || got[0] != `</api/fulfilment/v4/products>; rel="successor-version"` {
+			t.Errorf("final %d: Link %q, want the gateway's successor link only", final, got)
+		}
 	}
 }
