@@ -19,20 +19,7 @@ import (
 // named like the base's first segment and an upstream prefix and path with
 // odd bytes; one with the defaults and pass_unmapped.
 func collectionSites(dir string, odd, plain int, up string) string {
-	site := func(port int, version string) string {
-		return fmt.Sprintf(`
-http://127.0.0.1:%d {
-	bind 127.0.0.1
-	fulfilment_gateway {
-		token
-		auth
-		version {
-%s		}
-	}
-	reverse_proxy %s
-}
-`, port, version, up)
-	}
+	site := func(port int, version string) string { return versionSite(port, version, "reverse_proxy "+up, "") }
 	return appOptions(dir) + site(odd, `			base_path /api/ful!filment
 			short_labels products outbounds
 			map products items

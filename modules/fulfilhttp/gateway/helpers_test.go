@@ -95,6 +95,29 @@ http://127.0.0.1:%d {
 `, port, jobs, up)
 }
 
+// versionSite is a site on port with a gateway of the token endpoint, the
+// guard and the version mapping (version: its block's lines), then proxy
+// (the proxy's directive, with its block if any) and extra (more lines of
+// the site).
+func versionSite(port int, version, proxy, extra string) string {
+	return fmt.Sprintf(`
+http://127.0.0.1:%d {
+	bind 127.0.0.1
+	fulfilment_gateway {
+		token
+		auth
+		version {
+%s		}
+	}
+	%s
+%s}
+`, port, version, proxy, extra)
+}
+
+// handleErrors are site lines with handle_errors routes that answer every
+// error with 599 and "handled <status>".
+const handleErrors = "\thandle_errors {\n\t\trespond \"handled {err.status_code}\" 599\n\t}\n"
+
 // appOptions are the tests' global options: no admin endpoint, and the
 // fulfilment app with its data in dir and the test partner partner-acme.
 func appOptions(dir string) string {

@@ -128,15 +128,7 @@ func (u *mixedUpstream) serve(w http.ResponseWriter, r *http.Request) {
 // deprecated v3) with a version v9 whose upstream, down, nothing listens
 // on; the first site has handle_errors routes, the second none.
 func poolSiteCaddyfile(dir string, withErrors, without int, up, down string) string {
-	site := func(port int, extra string) string {
-		return fmt.Sprintf(`
-http://127.0.0.1:%d {
-	bind 127.0.0.1
-	fulfilment_gateway {
-		token
-		auth
-		version {
-			map products items
+	version := fmt.Sprintf(`			map products items
 			expose shipments
 			version v4 {
 				upstream_prefix /wms
@@ -150,15 +142,9 @@ http://127.0.0.1:%d {
 			version v9 {
 				upstream %s
 			}
-		}
-	}
-	reverse_proxy {fulfilment.upstream} {
-		lb_retries 2
-	}
-%s}
-`, port, up, up, down, extra)
-	}
-	return appOptions(dir) + site(withErrors, "\thandle_errors {\n\t\trespond \"handled {err.status_code}\" 599\n\t}\n") + site(without, "")
+`, up, up, down)
+	proxy := "reverse_proxy {fulfilment.upstream} {\n\t\tlb_retries 2\n\t}"
+	return appOptions(dir) + versionSite(withErrors, version, proxy, handleErrors) + versionSite(without, version, proxy, "")
 }
 
 // poolCase is one request of the mixed traffic and what must come back.

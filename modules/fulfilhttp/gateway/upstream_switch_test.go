@@ -56,25 +56,9 @@ func switchingUpstream(t *testing.T) string {
 func TestUnrequestedSwitchOfTheWMSIsAFailure(t *testing.T) {
 	up := switchingUpstream(t)
 	withErrors, without := freePort(t), freePort(t)
-	site := func(port int, extra string) string {
-		return fmt.Sprintf(`
-http://127.0.0.1:%d {
-	bind 127.0.0.1
-	fulfilment_gateway {
-		token
-		auth
-		version {
-			map products items
-			version v4 {
-				upstream_prefix /wms
-			}
-		}
-	}
-	reverse_proxy %s
-%s}
-`, port, up, extra)
-	}
-	cfg, err := adapt(appOptions(t.TempDir()) + site(withErrors, "\thandle_errors {\n\t\trespond \"handled {err.status_code}\" 599\n\t}\n") + site(without, ""))
+	version := "\t\t\tmap products items\n\t\t\tversion v4 {\n\t\t\t\tupstream_prefix /wms\n\t\t\t}\n"
+	site := func(port int, extra string) string { return versionSite(port, version, "reverse_proxy "+up, extra) }
+	cfg, err := adapt(appOptions(t.TempDir()) + site(withErrors, handleErrors) + site(without, ""))
 	if err != nil {
 		t.Fatal(err)
 	}
