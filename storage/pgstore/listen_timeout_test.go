@@ -23,9 +23,9 @@ const testListenTimeout = 300 * time.Millisecond
 // gatedStore is a store whose pool reaches a fresh database through a gate,
 // opened while the gate is open (its connection stays usable), with the
 // listen timeout given (0: the default). The store is closed when t ends.
-func gatedStore(t *testing.T, listenTimeout time.Duration) (s *Store, g *gate, password string) {
+func gatedStore(t *testing.T, listenTimeout time.Duration) (s *Store, g *pgtest.Gate, password string) {
 	t.Helper()
-	g, dsn := newGate(t, pgtest.Database(t))
+	g, dsn := pgtest.NewGate(t, pgtest.Database(t))
 	u, err := url.Parse(dsn)
 	if err != nil {
 		t.Fatal(err)
@@ -53,7 +53,7 @@ func subscribeAsync(s *Store) <-chan error {
 // subscribeFailed waits for the error of a subscription the database
 // refused to serve, failing t if none comes within wakeWithin (the gate's
 // connections are then closed, so that the hung connect ends with t).
-func subscribeFailed(t *testing.T, g *gate, errc <-chan error, what string) error {
+func subscribeFailed(t *testing.T, g *pgtest.Gate, errc <-chan error, what string) error {
 	t.Helper()
 	select {
 	case err := <-errc:
@@ -62,14 +62,14 @@ func subscribeFailed(t *testing.T, g *gate, errc <-chan error, what string) erro
 		}
 		return err
 	case <-time.After(wakeWithin):
-		g.release()
+		g.Release()
 		t.Fatalf("%s: Wakeups had not returned after %s: the connect is not bounded", what, wakeWithin)
 		return nil
 	}
 }
 
 // closes fails t unless s.Close returns within wakeWithin.
-func closes(t *testing.T, s *Store, g *gate, what string) {
+func closes(t *testing.T, s *Store, g *pgtest.Gate, what string) {
 	t.Helper()
 	done := make(chan struct{})
 	go func() {
@@ -79,7 +79,7 @@ func closes(t *testing.T, s *Store, g *gate, what string) {
 	select {
 	case <-done:
 	case <-time.After(wakeWithin):
-		g.release()
+		g.Release()
 		t.Fatalf("%s: Close had not returned after %s", what, wakeWithin)
 	}
 }
@@ -98,7 +98,7 @@ func saysConnecting(t *testing.T, err error, password, what string) {
 
 func TestASubscriptionFailsWithinTheListenTimeoutWhenTheDatabaseDoesNotAnswer(t *testing.T) {
 	s, g, password := gatedStore(t, testListenTimeout)
-	g.set(gateSilent)
+	g.Set(pgtest.GateSilent)
 	err := subscribeFailed(t, g, subscribeAsync(s), "a database that does not answer the listener")
 	saysConnecting(t, err, password, "a database that does not answer the listener")
 	if !errors.Is(err, context.DeadlineExceeded) {
@@ -109,10 +109,10 @@ func TestASubscriptionFailsWithinTheListenTimeoutWhenTheDatabaseDoesNotAnswer(t 
 
 func TestCloseWaitingForAConnectToADatabaseThatDoesNotAnswerReturns(t *testing.T) {
 	s, g, _ := gatedStore(t, testListenTimeout)
-	g.set(gateSilent)
+	g.Set(pgtest.GateSilent)
 	errc := subscribeAsync(s)
 	select {
-	case <-g.accepted:
+	case <-g.Accepted:
 	case <-time.After(wakeWithin):
 		t.Fatalf("the listener did not connect to the gate within %s", wakeWithin)
 	}
@@ -127,7 +127,7 @@ func TestCloseWaitingForAConnectToADatabaseThatDoesNotAnswerReturns(t *testing.T
 // bound (30 s) is longer than the test waits.
 func TestASubscriptionFailsWhenTheDatabaseHangsUp(t *testing.T) {
 	s, g, password := gatedStore(t, 0)
-	g.set(gateHangUp)
+	g.Set(pgtest.GateHangUp)
 	err := subscribeFailed(t, g, subscribeAsync(s), "a database that hangs up on the listener")
 	saysConnecting(t, err, password, "a database that hangs up on the listener")
 	closes(t, s, g, "after the subscription failed")

@@ -1,4 +1,4 @@
-package pgstore
+package pgtest
 
 import (
 	"io"
@@ -9,33 +9,35 @@ import (
 	"testing"
 )
 
-// gate is a TCP front of the pgtest server (which listens on a unix socket
+// Gate is a TCP front of the pgtest server (which listens on a unix socket
 // only) on 127.0.0.1: while open it relays each connection it accepts to
 // the server; once silenced it accepts connections and never answers, as
 // a database that stopped answering does; once hung up it closes each
 // connection as soon as it accepts it.
-type gate struct {
+type Gate struct {
 	ln     net.Listener
 	socket string // the server's unix socket
 
-	mu       sync.Mutex
-	mode     gateMode
-	held     []net.Conn    // every connection accepted, closed by release
-	accepted chan struct{} // told (not blocking) of each silenced connection
+	mu   sync.Mutex
+	mode GateMode
+	held []net.Conn // every connection accepted, closed by release
+	// Accepted is told (not blocking) of each silenced connection.
+	Accepted chan struct{}
 }
 
-type gateMode int
+// GateMode is how a Gate serves the connections it accepts.
+type GateMode int
 
 const (
-	gateOpen gateMode = iota
-	gateSilent
-	gateHangUp
+	GateOpen   GateMode = iota // relayed to the server
+	GateSilent                 // accepted, never answered
+	GateHangUp                 // closed at once
 )
 
-// newGate starts a gate in front of the pgtest database at dsn and returns
+// NewGate starts a gate in front of the pgtest database at dsn and returns
 // it with dsn rewritten to reach the database through it (same user,
 // password and database). Its connections are closed when t ends.
-func newGate(t *testing.T, dsn string) (*gate, string) {
+func NewGate(t testing.TB, dsn string) (*Gate, string) {
 	t.Helper()
 	u, err := url.Parse(dsn)
 	if err != nil {
@@ -47,11 +49,11 @@ func newGate(t *testing.T, dsn string) (*gate, string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	g := &gate{ln: ln, socket: socket, accepted: make(chan struct{}, 1)}
+	g := &Gate{ln: ln, socket: socket, Accepted: make(chan struct{}, 1)}
 	go g.serve()
 	t.Cleanup(func() {
 		ln.Close()
-		g.release()
+		g.Release()
 	})
 	q.Del("host")
 	q.Del("port")
@@ -59,16 +61,16 @@ func newGate(t *testing.T, dsn string) (*gate, string) {
 	return g, u.String()
 }
 
-// set switches how the connections accepted from now on are served.
-func (g *gate) set(m gateMode) {
+// Set switches how the connections accepted from now on are served.
+func (g *Gate) Set(m GateMode) {
 	g.mu.Lock()
 	g.mode = m
 	g.mu.Unlock()
 }
 
-// release closes every connection the gate has accepted: a silenced
+// Release closes every connection the gate has accepted: a silenced
 // client's connect then fails at once instead of waiting.
-func (g *gate) release() {
+func (g *Gate) Release() {
 	g.mu.Lock()
 	held := g.held
 	g.held = nil
@@ -78,7 +80,7 @@ func (g *gate) release() {
 	}
 }
 
-func (g *gate) serve() {
+func (g *Gate) serve() {
 	for {
 		c, err := g.ln.Accept()
 		if err != nil {
@@ -86,19 +88,19 @@ func (g *gate) serve() {
 		}
 		g.mu.Lock()
 		mode := g.mode
-		if mode != gateHangUp {
+		if mode != GateHangUp {
 			g.held = append(g.held, c)
 		}
 		g.mu.Unlock()
 		switch mode {
-		case gateOpen:
+		case GateOpen:
 			go g.relay(c)
-		case gateSilent:
+		case GateSilent:
 			select {
-			case g.accepted <- struct{}{}:
+			case g.Accepted <- struct{}{}:
 			default:
 			}
-		case gateHangUp:
+		case GateHangUp:
 			c.Close()
 		}
 	}
@@ -106,7 +108,7 @@ func (g *gate) serve() {
 
 // relay copies between c and a new connection to the server until either
 // side closes: a copy's end, by EOF or error alike, ends the relay.
-func (g *gate) relay(c net.Conn) {
+func (g *Gate) relay(c net.Conn) {
 	defer c.Close()
 	s, err := net.Dial("unix", g.socket)
 	if err != nil {
