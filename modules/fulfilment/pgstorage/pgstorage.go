@@ -8,6 +8,7 @@
 //		storage postgres {env.FULFILGATE_DATABASE_URL} {
 //			max_conns 10
 //			statement_timeout 30s
+//			listen_timeout 10s
 //		}
 //	}
 package pgstorage
@@ -46,6 +47,10 @@ type Storage struct {
 	// StatementTimeout ends a statement that runs longer (default: the
 	// server's statement_timeout).
 	StatementTimeout caddy.Duration `json:"statement_timeout,omitempty"`
+	// ListenTimeout bounds opening the connection that listens for the
+	// other instances' changes and queued deliveries: connecting and its
+	// LISTENs (default 30s, the bound of every storage operation).
+	ListenTimeout caddy.Duration `json:"listen_timeout,omitempty"`
 
 	dsn string // DSN with its placeholders replaced
 }
@@ -69,8 +74,8 @@ func (s *Storage) Provision(caddy.Context) error {
 	if dsn == "" {
 		return errors.New("storage postgres needs the database URL (e.g. {env.FULFILGATE_DATABASE_URL}), and it is empty")
 	}
-	if s.MaxConns < 0 || s.StatementTimeout < 0 {
-		return errors.New("storage postgres: max_conns and statement_timeout must not be negative")
+	if s.MaxConns < 0 || s.StatementTimeout < 0 || s.ListenTimeout < 0 {
+		return errors.New("storage postgres: max_conns, statement_timeout and listen_timeout must not be negative")
 	}
 	if err := pgstore.CheckDSN(dsn); err != nil {
 		return err
@@ -102,7 +107,7 @@ func (s *Storage) OpenStores(dir string, key []byte, logger *zap.Logger) (fulfil
 	if len(res.Applied) > 0 {
 		logger.Info("PostgreSQL schema migrated", zap.Int64("from", res.From), zap.Int64("to", res.To), zap.Int("applied", len(res.Applied)))
 	}
-	st := pgstore.New(pool).OnError(func(err error) { logger.Warn("PostgreSQL storage upkeep failed", zap.Error(err)) })
+	st := pgstore.New(pool).ListenTimeout(time.Duration(s.ListenTimeout)).OnError(func(err error) { logger.Warn("PostgreSQL storage upkeep failed", zap.Error(err)) })
 	logger.Info("PostgreSQL storage opened", zap.Int64("schema_version", res.To), zap.String("instance", st.Instance()))
 	return &stores{Store: st}, nil
 }
@@ -124,6 +129,7 @@ func (s *stores) Close() error {
 //	storage postgres <dsn> {
 //		max_conns <n>
 //		statement_timeout <duration>
+//		listen_timeout <duration>
 //	}
 func (s *Storage) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 	d.Next() // the module name
@@ -155,14 +161,18 @@ func (s *Storage) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 				return d.Errf("max_conns must be a positive whole number, not %q", val)
 			}
 			s.MaxConns = int32(n)
-		case "statement_timeout":
+		case "statement_timeout", "listen_timeout":
 			dur, err := caddy.ParseDuration(val)
 			if err != nil || dur <= 0 {
-				return d.Errf("statement_timeout must be a positive duration, not %q", val)
+				return d.Errf("%s must be a positive duration, not %q", opt, val)
 			}
-			s.StatementTimeout = caddy.Duration(dur)
+			if opt == "statement_timeout" {
+				s.StatementTimeout = caddy.Duration(dur)
+			} else {
+				s.ListenTimeout = caddy.Duration(dur)
+			}
 		default:
-			return d.Errf("unknown storage postgres option %q (max_conns, statement_timeout)", opt)
+			return d.Errf("unknown storage postgres option %q (max_conns, statement_timeout, listen_timeout)", opt)
 		}
 	}
 	return nil

@@ -29,12 +29,12 @@ func provisioned(t *testing.T, dsn string) *Storage {
 
 func TestCaddyfileOptions(t *testing.T) {
 	s := new(Storage)
-	d := caddyfile.NewTestDispenser("postgres {env.FULFILGATE_DATABASE_URL} {\n max_conns 8\n statement_timeout 5s\n}")
+	d := caddyfile.NewTestDispenser("postgres {env.FULFILGATE_DATABASE_URL} {\n max_conns 8\n statement_timeout 5s\n listen_timeout 7s\n}")
 	if err := s.UnmarshalCaddyfile(d); err != nil {
 		t.Fatal(err)
 	}
-	if s.DSN != "{env.FULFILGATE_DATABASE_URL}" || s.MaxConns != 8 || time.Duration(s.StatementTimeout) != 5*time.Second {
-		t.Errorf("parsed %+v, want the DSN placeholder, max_conns 8 and statement_timeout 5s", s)
+	if s.DSN != "{env.FULFILGATE_DATABASE_URL}" || s.MaxConns != 8 || time.Duration(s.StatementTimeout) != 5*time.Second || time.Duration(s.ListenTimeout) != 7*time.Second {
+		t.Errorf("parsed %+v, want the DSN placeholder, max_conns 8, statement_timeout 5s and listen_timeout 7s", s)
 	}
 }
 
@@ -45,6 +45,8 @@ func TestCaddyfileMistakesAreRefusedWithTheReason(t *testing.T) {
 		"postgres a {\n max_conns 0\n}":               "positive whole number",
 		"postgres a {\n max_conns\n}":                 "wrong argument count",
 		"postgres a {\n statement_timeout soon\n}":    "positive duration",
+		"postgres a {\n listen_timeout 0s\n}":         "listen_timeout must be a positive duration",
+		"postgres a {\n listen_timeout -1s\n}":        "listen_timeout must be a positive duration",
 		"postgres a {\n pool 3\n}":                    "unknown storage postgres option",
 		"postgres a {\n max_conns 2\n max_conns 3\n}": "given twice",
 	} {
