@@ -44,7 +44,7 @@ func New(logger *zap.Logger) Rewriter {
 // Either way it is logged at error level, since Caddy logs an error its
 // error routes answered only at debug level.
 func (rw Rewriter) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyhttp.Handler) error {
-	pw := newProblemResponseWriter(w)
+	pw := newProblemResponseWriter(w, r)
 	defer pw.release()
 	err := next.ServeHTTP(pw, r)
 	if err == nil && !pw.wroteHeader {
@@ -59,13 +59,21 @@ func (rw Rewriter) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyh
 		}
 		return err
 	}
-	fulfilhttp.Metrics().WMSError(false)
 	var he caddyhttp.HandlerError
 	if !errors.As(err, &he) || he.StatusCode < 400 {
 		he = caddyhttp.Error(http.StatusBadGateway, err)
 	}
+	level := zapcore.ErrorLevel
+	if he.StatusCode == statusClientClosed && r.Context().Err() != nil {
+		// The partner went away before the WMS answered: not a failure of
+		// the WMS, and no one reads the answer (the writer sends only the
+		// status, for the access log).
+		level = zapcore.DebugLevel
+	} else {
+		fulfilhttp.Metrics().WMSError(false)
+	}
 	if rw.logger != nil {
-		if ce := rw.logger.Check(zapcore.ErrorLevel, "upstream request failed"); ce != nil {
+		if ce := rw.logger.Check(level, "upstream request failed"); ce != nil {
 			ce.Write(zap.Int("status", he.StatusCode), zap.Error(err), fulfilhttp.RequestIDField(r))
 		}
 	}
@@ -75,6 +83,11 @@ func (rw Rewriter) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyh
 	pw.WriteHeader(he.StatusCode)
 	return nil
 }
+
+// statusClientClosed is the status Caddy's reverse_proxy records for a
+// request whose client went away before the answer (499, "client closed
+// request", after nginx).
+const statusClientClosed = 499
 
 // errNoAnswer is the failure of a proxy that returned without an answer.
 var errNoAnswer = errors.New("the proxy returned without an answer: the upstream's answer could not be forwarded")

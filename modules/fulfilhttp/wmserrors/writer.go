@@ -1,6 +1,7 @@
 package wmserrors
 
 import (
+	"context"
 	"io"
 	"net/http"
 	"sync"
@@ -13,6 +14,7 @@ import (
 // problemResponseWriter turns an upstream error answer into a problem.
 type problemResponseWriter struct {
 	caddyhttp.ResponseWriterWrapper
+	ctx         context.Context // the request's: done once the partner went away
 	wroteHeader bool
 	replaced    bool // the upstream's error body is discarded
 	failed      bool // the upstream answered 5xx
@@ -34,10 +36,10 @@ type preset struct {
 // runs, and allocating it made garbage on every forwarded request.
 var writers = sync.Pool{New: func() any { return new(problemResponseWriter) }}
 
-// newProblemResponseWriter wraps w until release.
-func newProblemResponseWriter(w http.ResponseWriter) *problemResponseWriter {
+// newProblemResponseWriter wraps w, the answer to r, until release.
+func newProblemResponseWriter(w http.ResponseWriter, r *http.Request) *problemResponseWriter {
 	pw := writers.Get().(*problemResponseWriter)
-	pw.ResponseWriter = w
+	pw.ResponseWriter, pw.ctx = w, r.Context()
 	pw.ours = pw.inline[:0]
 	for name, values := range w.Header() {
 		pw.ours = append(pw.ours, preset{name, values})
@@ -66,6 +68,15 @@ func (pw *problemResponseWriter) WriteHeader(status int) {
 		// HTTP/2 connection the partner reset encodes the answer's
 		// headers after WriteHeader returned, while the proxy already
 		// puts the map back (golang/go#67940): a data race.
+		return
+	}
+	if status == statusClientClosed && pw.ctx.Err() != nil {
+		// Caddy's proxy records a partner that went away as 499 for the
+		// access log. No one reads an answer, and the status is not the
+		// WMS's: a problem saying the WMS rejected the request would be
+		// written to a closed connection.
+		pw.wroteHeader, pw.replaced = true, true
+		pw.ResponseWriter.WriteHeader(status)
 		return
 	}
 	if status < 400 {

@@ -16,10 +16,10 @@ import (
 func TestReleasedWriterHoldsNothing(t *testing.T) {
 	rec := httptest.NewRecorder()
 	rec.Header().Set("X-Request-Id", "id-1")
-	pw := newProblemResponseWriter(rec)
+	pw := newProblemResponseWriter(rec, httptest.NewRequest(http.MethodGet, "/wms/items", nil))
 	pw.WriteHeader(http.StatusInternalServerError)
 	pw.release()
-	if pw.ResponseWriter != nil || pw.ours != nil || pw.wroteHeader || pw.replaced || pw.failed || pw.inline[0].values != nil || pw.inline[0].name != "" {
+	if pw.ResponseWriter != nil || pw.ctx != nil || pw.ours != nil || pw.wroteHeader || pw.replaced || pw.failed || pw.inline[0].values != nil || pw.inline[0].name != "" {
 		t.Fatalf("a released writer still holds its request's state: %+v", pw)
 	}
 }
