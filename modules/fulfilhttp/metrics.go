@@ -1,6 +1,7 @@
 package fulfilhttp
 
 import (
+	"maps"
 	"net/http"
 	"sync"
 	"sync/atomic"
@@ -39,14 +40,12 @@ type RequestMetrics struct {
 	guard     map[tokens.Fault]prometheus.Counter
 	guard503  prometheus.Counter
 	requests  *prometheus.CounterVec
-	perPair   atomic.Pointer[map[versionPartner]prometheus.Counter]
+	perPair   atomic.Pointer[map[string]map[string]prometheus.Counter] // version → partner → child
 	pairMu    sync.Mutex
 	wmsVec    *prometheus.CounterVec
 	wmsStatus prometheus.Counter
 	wmsNone   prometheus.Counter
 }
-
-type versionPartner struct{ version, partner string }
 
 // tokenResults are the values of fulfilgate_token_requests_total's label.
 var tokenResults = []string{"issued", "reused", "throttled", "invalid_client", "invalid_request",
@@ -87,7 +86,7 @@ var Metrics = sync.OnceValue(func() *RequestMetrics {
 	m.guard503 = m.guardVec.WithLabelValues("503", "unavailable")
 	m.wmsStatus = m.wmsVec.WithLabelValues("error_status")
 	m.wmsNone = m.wmsVec.WithLabelValues("no_answer")
-	m.perPair.Store(&map[versionPartner]prometheus.Counter{})
+	m.perPair.Store(&map[string]map[string]prometheus.Counter{})
 	return m
 })
 
@@ -140,21 +139,24 @@ func (m *RequestMetrics) RequestBy(version string, p VerifiedPartner) {
 	if partner == "" || p.headers == nil {
 		partner = "none"
 	}
-	k := versionPartner{version, partner}
-	if c, ok := (*m.perPair.Load())[k]; ok {
+	// Two string-keyed look-ups: cheaper than one keyed by the pair, whose
+	// hashing is the generic kind, on every request the gateway forwards.
+	if c, ok := (*m.perPair.Load())[version][partner]; ok {
 		c.Inc()
 		return
 	}
 	m.pairMu.Lock()
 	old := *m.perPair.Load()
-	c, ok := old[k]
+	c, ok := old[version][partner]
 	if !ok {
 		c = m.requests.WithLabelValues(version, partner)
-		next := make(map[versionPartner]prometheus.Counter, len(old)+1)
-		for kk, v := range old {
-			next[kk] = v
+		partners := maps.Clone(old[version])
+		if partners == nil {
+			partners = map[string]prometheus.Counter{}
 		}
-		next[k] = c
+		partners[partner] = c
+		next := maps.Clone(old)
+		next[version] = partners
 		m.perPair.Store(&next)
 	}
 	m.pairMu.Unlock()

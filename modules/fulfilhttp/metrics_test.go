@@ -2,8 +2,10 @@ package fulfilhttp
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"sync"
 	"testing"
 
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
@@ -115,5 +117,38 @@ func TestRequestMetricsCountOnlyTheVerifiedPartner(t *testing.T) {
 	m.Request("v4", r)
 	if val(spoofed)-bs != 0 || val(none)-bn != 1 {
 		t.Fatalf("a plain string variable counted for %q %v times, none %v times; want 0 and 1", "partner-spoofed", val(spoofed)-bs, val(none)-bn)
+	}
+}
+
+// Requests of new version and partner pairs counted at once, while other
+// goroutines count pairs already seen, each reach their own child once per
+// call: a pair's first sight neither loses another's nor races with the
+// readers (run with -race).
+func TestRequestsOfNewPairsCountedConcurrently(t *testing.T) {
+	m := Metrics()
+	const goroutines, partners, rounds = 6, 12, 25
+	versions := []string{"v3", "v4", "v9-concurrent"}
+	var wg sync.WaitGroup
+	for g := range goroutines {
+		wg.Go(func() {
+			for i := range rounds * partners {
+				p := testHeaders().Verified(fmt.Sprintf("partner-conc-%d", (i+g)%partners))
+				m.RequestBy(versions[i%len(versions)], p)
+			}
+		})
+	}
+	wg.Wait()
+	var total float64
+	for _, v := range versions {
+		for p := range partners {
+			var out dto.Metric
+			if err := m.requests.WithLabelValues(v, fmt.Sprintf("partner-conc-%d", p)).Write(&out); err != nil {
+				t.Fatal(err)
+			}
+			total += out.GetCounter().GetValue()
+		}
+	}
+	if want := float64(goroutines * rounds * partners); total != want {
+		t.Fatalf("%v requests counted over the pairs, want %v", total, want)
 	}
 }
