@@ -188,25 +188,7 @@ func accessLogFields(t *testing.T, path string, n int) map[string]map[string]any
 	t.Helper()
 	deadline := time.Now().Add(10 * time.Second)
 	for {
-		entries := map[string]map[string]any{}
-		count := 0
-		if f, err := os.Open(path); err == nil {
-			sc := bufio.NewScanner(f)
-			sc.Buffer(make([]byte, 0, 64<<10), 1<<20)
-			for sc.Scan() {
-				var e map[string]any
-				if json.Unmarshal(sc.Bytes(), &e) != nil {
-					continue
-				}
-				req, _ := e["request"].(map[string]any)
-				uri, _ := req["uri"].(string)
-				if uri != "" {
-					entries[uri] = e
-					count++
-				}
-			}
-			f.Close()
-		}
+		entries, count := readAccessLog(path)
 		if count >= n {
 			return entries
 		}
@@ -215,6 +197,48 @@ func accessLogFields(t *testing.T, path string, n int) map[string]map[string]any
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
+}
+
+// accessLogEntry reads the JSON access log at path until it has an entry
+// for uri, and returns the last one.
+func accessLogEntry(t *testing.T, path, uri string) map[string]any {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		if e := func() map[string]any { entries, _ := readAccessLog(path); return entries[uri] }(); e != nil {
+			return e
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the access log %s has no entry for %s after 10s", path, uri)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// readAccessLog returns the JSON access log's entries at path by request
+// URI (the last of each), and how many it holds.
+func readAccessLog(path string) (map[string]map[string]any, int) {
+	entries := map[string]map[string]any{}
+	count := 0
+	f, err := os.Open(path)
+	if err != nil {
+		return entries, 0
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 0, 64<<10), 1<<20)
+	for sc.Scan() {
+		var e map[string]any
+		if json.Unmarshal(sc.Bytes(), &e) != nil {
+			continue
+		}
+		req, _ := e["request"].(map[string]any)
+		if uri, _ := req["uri"].(string); uri != "" {
+			entries[uri] = e
+			count++
+		}
+	}
+	return entries, count
 }
 
 // A site without any upstream in fulfilment_version: {fulfilment.upstream}

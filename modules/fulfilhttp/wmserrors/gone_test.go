@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"testing"
+	"time"
 
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
 	"go.uber.org/zap"
@@ -76,5 +77,51 @@ func TestA499OfTheWMSIsAProblem(t *testing.T) {
 	}
 	if n := logs.FilterLevelExact(zapcore.ErrorLevel).Len(); n != 1 {
 		t.Errorf("a 499 error while the partner is still there was logged at error level %d times, want once", n)
+	}
+}
+
+// With handle_errors routes, a partner that went away is not sent to
+// them (they would write a body to the closed connection): the status
+// alone, as without them.
+func TestAPartnerThatWentAwaySkipsTheErrorRoutes(t *testing.T) {
+	rec := httptest.NewRecorder()
+	err := New(zap.NewNop()).ServeHTTP(rec, inServer(goneRequest(), true), failingProxy(caddyhttp.Error(statusClientClosed, context.Canceled)))
+	if err != nil {
+		t.Fatalf("returned %v to Caddy's handle_errors for a partner that went away, want nil", err)
+	}
+	if rec.Code != statusClientClosed || rec.Body.Len() != 0 {
+		t.Fatalf("got %d %q, want the status 499 alone", rec.Code, rec.Body)
+	}
+}
+
+// The WMS's own 499 as the partner goes away: the WMS's headers are not
+// sent with the bare status, the gateway's are.
+func TestAPartnerThatWentAwayGetsNoneOfTheWMSsHeaders(t *testing.T) {
+	rec := httptest.NewRecorder()
+	rec.Header().Set("X-Request-Id", "rid-1")
+	err := New(zap.NewNop()).ServeHTTP(rec, goneRequest(), wmsAnswer(statusClientClosed, `{"err":"E499"}`, false))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rec.Code != statusClientClosed || rec.Body.Len() != 0 {
+		t.Fatalf("got %d %q, want the status 499 alone", rec.Code, rec.Body)
+	}
+	if rec.Header().Get("Server") != "" || rec.Header().Get("Content-Type") != "" || rec.Header().Get("X-Request-Id") != "rid-1" {
+		t.Errorf("headers %v: want the gateway's X-Request-Id and none of the WMS's", rec.Header())
+	}
+}
+
+// A request whose deadline passed (a handler's timeout, not the partner
+// leaving) with a 499 from the WMS is an error answer like any other.
+func TestADeadlineIsNotAPartnerGone(t *testing.T) {
+	ctx, cancel := context.WithDeadline(context.Background(), time.Now().Add(-time.Second))
+	defer cancel()
+	req := httptest.NewRequest(http.MethodGet, "/wms/items", nil).WithContext(ctx)
+	rec := httptest.NewRecorder()
+	if err := New(zap.NewNop()).ServeHTTP(rec, req, wmsAnswer(statusClientClosed, `{"err":"E499"}`, false)); err != nil {
+		t.Fatal(err)
+	}
+	if rec.Header().Get("Content-Type") != "application/problem+json" {
+		t.Errorf("a 499 after a deadline: %d %v %q, want a problem", rec.Code, rec.Header(), rec.Body)
 	}
 }

@@ -42,7 +42,10 @@ func New(logger *zap.Logger) Rewriter {
 // caddyhttp.HandlerError (502 unless the error carries a status of 400
 // and up); otherwise it is answered here as a problem with that status.
 // Either way it is logged at error level, since Caddy logs an error its
-// error routes answered only at debug level.
+// error routes answered only at debug level. The exception is a partner
+// that went away (499, its request cancelled): logged at debug level, not
+// counted as a WMS failure, and answered with the status alone, which
+// only the access log sees.
 func (rw Rewriter) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyhttp.Handler) error {
 	pw := newProblemResponseWriter(w, r)
 	defer pw.release()
@@ -63,11 +66,12 @@ func (rw Rewriter) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyh
 	if !errors.As(err, &he) || he.StatusCode < 400 {
 		he = caddyhttp.Error(http.StatusBadGateway, err)
 	}
+	gone := he.StatusCode == statusClientClosed && partnerGone(r.Context())
 	level := zapcore.ErrorLevel
-	if he.StatusCode == statusClientClosed && r.Context().Err() != nil {
+	if gone {
 		// The partner went away before the WMS answered: not a failure of
 		// the WMS, and no one reads the answer (the writer sends only the
-		// status, for the access log).
+		// status, for the access log; handle_errors would write a body).
 		level = zapcore.DebugLevel
 	} else {
 		fulfilhttp.Metrics().WMSError(false)
@@ -77,7 +81,7 @@ func (rw Rewriter) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyh
 			ce.Write(zap.Int("status", he.StatusCode), zap.Error(err), fulfilhttp.RequestIDField(r))
 		}
 	}
-	if errorRoutesAnswer(r) {
+	if !gone && errorRoutesAnswer(r) {
 		return he
 	}
 	pw.WriteHeader(he.StatusCode)

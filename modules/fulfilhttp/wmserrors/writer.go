@@ -2,6 +2,7 @@ package wmserrors
 
 import (
 	"context"
+	"errors"
 	"io"
 	"net/http"
 	"sync"
@@ -70,12 +71,14 @@ func (pw *problemResponseWriter) WriteHeader(status int) {
 		// puts the map back (golang/go#67940): a data race.
 		return
 	}
-	if status == statusClientClosed && pw.ctx.Err() != nil {
+	if status == statusClientClosed && partnerGone(pw.ctx) {
 		// Caddy's proxy records a partner that went away as 499 for the
 		// access log. No one reads an answer, and the status is not the
 		// WMS's: a problem saying the WMS rejected the request would be
-		// written to a closed connection.
+		// written to a closed connection. The gateway's headers only, as
+		// for a problem (none of the WMS's, had it answered 499 itself).
 		pw.wroteHeader, pw.replaced = true, true
+		pw.keepOurs()
 		pw.ResponseWriter.WriteHeader(status)
 		return
 	}
@@ -86,6 +89,15 @@ func (pw *problemResponseWriter) WriteHeader(status int) {
 		return
 	}
 	pw.wroteHeader, pw.replaced, pw.failed = true, true, status >= 500
+	pw.keepOurs()
+	status, kind, detail := upstreamProblem(status)
+	fulfilhttp.WriteProblem(pw.ResponseWriter, status, kind, detail)
+}
+
+// keepOurs drops the headers the WMS's answer brought, but for those that
+// still mean something to a partner (keptUpstreamHeaders), and puts back
+// the gateway's own, with the gateway's values.
+func (pw *problemResponseWriter) keepOurs() {
 	h := pw.Header()
 	kept := make(http.Header, len(keptUpstreamHeaders)+len(pw.ours))
 	for _, name := range keptUpstreamHeaders {
@@ -100,8 +112,13 @@ func (pw *problemResponseWriter) WriteHeader(status int) {
 	for name, v := range kept {
 		h[name] = v
 	}
-	status, kind, detail := upstreamProblem(status)
-	fulfilhttp.WriteProblem(pw.ResponseWriter, status, kind, detail)
+}
+
+// partnerGone reports whether the request's context ended because the
+// partner went away (cancelled), the one case Caddy's proxy records as
+// 499; a deadline some handler set is not that.
+func partnerGone(ctx context.Context) bool {
+	return errors.Is(ctx.Err(), context.Canceled)
 }
 
 func (pw *problemResponseWriter) Write(b []byte) (int, error) {
